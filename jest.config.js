@@ -1,0 +1,42 @@
+/**
+ * Two projects: `unit` (src/**\/*.spec.ts, no I/O) and `e2e` (test/**\/*.e2e-spec.ts, against one
+ * real PostgreSQL started by test/setup/global-setup.ts for the whole run).
+ *
+ * NestJS 12 packages are ESM-only. Node runs them from our CommonJS build natively (require(esm)),
+ * but Jest's module system only does that on Node >= 24.9, so @swc/jest turns them into CommonJS.
+ */
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2023',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras'];
+
+const shared = {
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  transform: { '^.+\\.(ts|js|mjs)$': swc },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
+};
+
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', roots: ['<rootDir>/src'], testMatch: ['**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'e2e',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+      testTimeout: 30000,
+    },
+  ],
+};

@@ -1,0 +1,24 @@
+/**
+ * DataSource for the TypeORM CLI (`npm run migration:run`, `migration:generate`, `migration:revert`).
+ * It targets DATABASE_URL, validated like the server's configuration.
+ */
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { validateEnvironment } from './src/config/environment';
+import { dataSourceOptions } from './src/database/data-source-options';
+
+const env = validateEnvironment(process.env);
+if (!env.DATABASE_URL) {
+  throw new Error(
+    'DATABASE_URL is not set. The TypeORM CLI works on an explicit database; for the embedded one ' +
+      'started by `npm start`, use DATABASE_URL=postgres://postgres:postgres@localhost:54329/store_orders',
+  );
+}
+
+export default new DataSource(
+  dataSourceOptions(env.DATABASE_URL, {
+    connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+    poolSize: 2,
+  }),
+);

@@ -1,0 +1,40 @@
+import {
+  DynamicModule,
+  MiddlewareConsumer,
+  Module,
+  NestModule,
+  RequestMethod,
+} from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { APP_OPTIONS, AppOptions } from './app-options';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { BodyLimitMiddleware } from './common/http/body-limit.middleware';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { LoggingModule } from './logging/logging.module';
+import { OrdersModule } from './orders/orders.module';
+
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(options: AppOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(),
+        LoggingModule.forRoot(),
+        DatabaseModule.forRoot(options),
+        OrdersModule,
+      ],
+      providers: [
+        { provide: APP_OPTIONS, useValue: options },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+      exports: [APP_OPTIONS],
+      global: true,
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(BodyLimitMiddleware).forRoutes({ path: '*path', method: RequestMethod.ALL });
+  }
+}

@@ -1,0 +1,25 @@
+import { VersioningType } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import { AppConfig } from './config/app-config';
+
+/** Parses TRUST_PROXY into the value Express's `trust proxy` setting takes. */
+export function trustProxySetting(value: string): boolean | number | string {
+  if (value === 'true' || value === 'false') return value === 'true';
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * Everything about the HTTP application that is not a module: shared by `main.ts` and the
+ * end-to-end tests, so the tests run the application exactly as it is served.
+ */
+export function configureApp(app: NestExpressApplication): NestExpressApplication {
+  const config = app.get(AppConfig);
+  app.useLogger(app.get(Logger));
+  app.disable('x-powered-by');
+  // Express's default ETag hashes every response body; clients of this API don't use it.
+  app.set('etag', false);
+  if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
+  app.enableVersioning({ type: VersioningType.URI });
+  return app;
+}

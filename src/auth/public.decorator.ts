@@ -1,0 +1,9 @@
+import { SetMetadata } from '@nestjs/common';
+
+export const IS_PUBLIC = 'store-orders:is-public';
+
+/**
+ * Opts a route out of the global guard chain: no API key is required and no rate limit applies.
+ * Every route is protected unless it says this, so a new route cannot forget authentication.
+ */
+export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);

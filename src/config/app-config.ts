@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { EnvironmentVariables, LogLevel } from './environment';
+
+export interface DatabaseSettings {
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  poolSize: number;
+}
+
+/** Typed, validated configuration. Read settings through these accessors, never `process.env`. */
+@Injectable()
+export class AppConfig {
+  constructor(private readonly config: ConfigService<EnvironmentVariables, true>) {}
+
+  get port(): number {
+    return this.config.get('PORT', { infer: true });
+  }
+
+  get redisUrl(): string | undefined {
+    return this.config.get('REDIS_URL', { infer: true });
+  }
+
+  get publicBaseUrl(): string | undefined {
+    return this.config.get('PUBLIC_BASE_URL', { infer: true });
+  }
+
+  get stagingBaseUrl(): string | undefined {
+    return this.config.get('STAGING_BASE_URL', { infer: true });
+  }
+
+  get trustProxy(): string | undefined {
+    return this.config.get('TRUST_PROXY', { infer: true });
+  }
+
+  get banAfter(): number {
+    return this.config.get('RATE_LIMIT_BAN_AFTER', { infer: true });
+  }
+
+  get banSeconds(): number {
+    return this.config.get('RATE_LIMIT_BAN_SECONDS', { infer: true });
+  }
+
+  get logLevel(): LogLevel {
+    return this.config.get('LOG_LEVEL', { infer: true });
+  }
+
+  get database(): DatabaseSettings {
+    return {
+      connectTimeoutMs: this.config.get('DATABASE_CONNECT_TIMEOUT_MS', { infer: true }),
+      statementTimeoutMs: this.config.get('DATABASE_STATEMENT_TIMEOUT_MS', { infer: true }),
+      poolSize: this.config.get('DATABASE_POOL_SIZE', { infer: true }),
+    };
+  }
+}

@@ -1,0 +1,156 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+
+/**
+ * Every environment variable the service reads, with its default. Validated once at boot
+ * ({@link validateEnvironment}); a bad value stops the process with a message naming it.
+ */
+export class EnvironmentVariables {
+  @Transform(toInt)
+  @IsInt({ message: 'PORT must be an integer between 0 and 65535' })
+  @Min(0, { message: 'PORT must be an integer between 0 and 65535' })
+  @Max(65535, { message: 'PORT must be an integer between 0 and 65535' })
+  PORT: number = 3000;
+
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true },
+    { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' },
+  )
+  DATABASE_URL?: string;
+
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true },
+    { message: 'REDIS_URL must be a redis:// or rediss:// URL' },
+  )
+  REDIS_URL?: string;
+
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    { message: 'PUBLIC_BASE_URL must be an http:// or https:// URL' },
+  )
+  PUBLIC_BASE_URL?: string;
+
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_tld: false, require_protocol: true },
+    { message: 'STAGING_BASE_URL must be an http:// or https:// URL' },
+  )
+  STAGING_BASE_URL?: string;
+
+  /** Express's trust-proxy setting: `true`/`false`, a hop count, or addresses/subnets/names. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^(true|false|\d+|[\w.:/-]+(\s*,\s*[\w.:/-]+)*)$/, {
+    message:
+      'TRUST_PROXY must be true, false, a hop count, or a comma-separated list of addresses, subnets or loopback/linklocal/uniquelocal',
+  })
+  TRUST_PROXY?: string;
+
+  @Transform(toInt)
+  @IsInt({ message: 'RATE_LIMIT_BAN_AFTER must be a positive integer' })
+  @Min(1, { message: 'RATE_LIMIT_BAN_AFTER must be a positive integer' })
+  RATE_LIMIT_BAN_AFTER: number = 60;
+
+  @Transform(toInt)
+  @IsInt({ message: 'RATE_LIMIT_BAN_SECONDS must be a positive integer' })
+  @Min(1, { message: 'RATE_LIMIT_BAN_SECONDS must be a positive integer' })
+  RATE_LIMIT_BAN_SECONDS: number = 900;
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel = 'info';
+
+  /** How long a request waits for a database connection before it is answered 503. */
+  @Transform(toInt)
+  @IsInt({ message: 'DATABASE_CONNECT_TIMEOUT_MS must be an integer of at least 100' })
+  @Min(100, { message: 'DATABASE_CONNECT_TIMEOUT_MS must be an integer of at least 100' })
+  DATABASE_CONNECT_TIMEOUT_MS: number = 3000;
+
+  /** Server-side limit on any one statement, so a stuck query cannot hold a request forever. */
+  @Transform(toInt)
+  @IsInt({ message: 'DATABASE_STATEMENT_TIMEOUT_MS must be an integer of at least 100' })
+  @Min(100, { message: 'DATABASE_STATEMENT_TIMEOUT_MS must be an integer of at least 100' })
+  DATABASE_STATEMENT_TIMEOUT_MS: number = 15000;
+
+  @Transform(toInt)
+  @IsInt({ message: 'DATABASE_POOL_SIZE must be an integer between 1 and 200' })
+  @Min(1, { message: 'DATABASE_POOL_SIZE must be an integer between 1 and 200' })
+  @Max(200, { message: 'DATABASE_POOL_SIZE must be an integer between 1 and 200' })
+  DATABASE_POOL_SIZE: number = 10;
+
+  /** Where the embedded PostgreSQL keeps its data when DATABASE_URL is not set. */
+  @IsString()
+  EMBEDDED_DATABASE_DIR: string = './.data';
+
+  @Transform(toInt)
+  @IsInt({ message: 'EMBEDDED_DATABASE_PORT must be an integer between 1 and 65535' })
+  @Min(1, { message: 'EMBEDDED_DATABASE_PORT must be an integer between 1 and 65535' })
+  @Max(65535, { message: 'EMBEDDED_DATABASE_PORT must be an integer between 1 and 65535' })
+  EMBEDDED_DATABASE_PORT: number = 54329;
+}
+
+export class InvalidEnvironmentError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'InvalidEnvironmentError';
+  }
+}
+
+/** The variables read from the environment; everything else in it is ignored. */
+export const ENVIRONMENT_VARIABLE_NAMES = [
+  'PORT',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'PUBLIC_BASE_URL',
+  'STAGING_BASE_URL',
+  'TRUST_PROXY',
+  'RATE_LIMIT_BAN_AFTER',
+  'RATE_LIMIT_BAN_SECONDS',
+  'LOG_LEVEL',
+  'DATABASE_CONNECT_TIMEOUT_MS',
+  'DATABASE_STATEMENT_TIMEOUT_MS',
+  'DATABASE_POOL_SIZE',
+  'EMBEDDED_DATABASE_DIR',
+  'EMBEDDED_DATABASE_PORT',
+] as const satisfies readonly (keyof EnvironmentVariables)[];
+
+/** Only the service's own variables; empty strings count as unset, as in most deployment tools. */
+function ownVariables(env: Record<string, unknown>): Record<string, unknown> {
+  const own: Record<string, unknown> = {};
+  for (const name of ENVIRONMENT_VARIABLE_NAMES) {
+    if (env[name] !== undefined && env[name] !== '') own[name] = env[name];
+  }
+  return own;
+}
+
+export function validateEnvironment(env: Record<string, unknown>): EnvironmentVariables {
+  const config = plainToInstance(EnvironmentVariables, ownVariables(env));
+  const errors = validateSync(config, { skipMissingProperties: false, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const problems = errors.flatMap((e) =>
+      Object.values(e.constraints ?? {}).length > 0
+        ? [Object.values(e.constraints ?? {})[0]]
+        : [`${e.property} is invalid`],
+    );
+    throw new InvalidEnvironmentError(problems);
+  }
+  return config;
+}

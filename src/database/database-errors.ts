@@ -1,0 +1,39 @@
+import { QueryFailedError } from 'typeorm';
+
+/** Node socket errors that mean the database cannot be reached. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+/**
+ * SQLSTATEs that mean "not now" rather than "never": connection exceptions (class 08), shutdown
+ * and start-up (57P01-57P03), too many connections (53300), and our own statement/lock timeouts.
+ */
+const UNAVAILABLE_SQLSTATES = /^(08...|57P0[1-3]|53300|57014|55P03)$/;
+
+/** Messages of node-postgres for a lost connection or a pool that could not connect in time. */
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/;
+
+/**
+ * Whether an error says the database is unreachable or overloaded (answered 503 with Retry-After),
+ * as opposed to a bug (500).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) {
+      return true;
+    }
+    if (UNAVAILABLE_MESSAGES.test(e.message)) return true;
+    e = e instanceof QueryFailedError ? e.driverError : e.cause;
+  }
+  return false;
+}

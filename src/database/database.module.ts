@@ -1,0 +1,27 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppOptions } from '../app-options';
+import { AppConfig } from '../config/app-config';
+import { dataSourceOptions } from './data-source-options';
+import { DemoDataSeeder } from './demo-data.seeder';
+
+@Module({})
+export class DatabaseModule {
+  static forRoot(options: AppOptions): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({
+            ...dataSourceOptions(options.databaseUrl, config.database),
+            migrationsRun: options.runMigrations ?? false,
+            // Fail fast at start instead of TypeORM's default of retrying for half a minute.
+            retryAttempts: 0,
+          }),
+        }),
+      ],
+      providers: [DemoDataSeeder],
+    };
+  }
+}

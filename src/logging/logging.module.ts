@@ -1,0 +1,61 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoggerModule } from 'nestjs-pino';
+import { AppConfig } from '../config/app-config';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's X-Request-Id when it is a sane token, else a new UUID; echoed on the response. */
+export function requestId(req: IncomingMessage, res: ServerResponse): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/**
+ * Structured JSON logs (pino): one line per request with its id, and the same id on every line
+ * logged while serving it. Never the Authorization header. Pretty only in development.
+ */
+@Module({})
+export class LoggingModule {
+  /**
+   * Called when the application is assembled: nestjs-pino creates the `@InjectPinoLogger()`
+   * providers of every class decorated by then.
+   */
+  static forRoot(): DynamicModule {
+    return {
+      module: LoggingModule,
+      imports: [
+        LoggerModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({
+            pinoHttp: {
+              level: config.logLevel,
+              genReqId: requestId,
+              serializers: {
+                req: (req: {
+                  id: string;
+                  method: string;
+                  url: string;
+                  remoteAddress?: string;
+                }) => ({
+                  id: req.id,
+                  method: req.method,
+                  url: req.url,
+                  remoteAddress: req.remoteAddress,
+                }),
+                res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+              },
+              transport:
+                process.env.NODE_ENV === 'development'
+                  ? { target: 'pino-pretty', options: { singleLine: true } }
+                  : undefined,
+            },
+          }),
+        }),
+      ],
+    };
+  }
+}

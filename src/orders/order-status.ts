@@ -1,0 +1,3 @@
+/** The statuses an order can have in the shared `orders` table. */
+export const ORDER_STATUSES = ['pending', 'shipped', 'cancelled'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];

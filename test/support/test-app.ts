@@ -1,0 +1,60 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { Pool } from 'pg';
+import { AppModule } from '../../src/app.module';
+import { configureApp } from '../../src/app.setup';
+import { ENV, TEMPLATE_DATABASE, withClient } from '../setup/clusters';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  http: Server;
+  /** Direct access to this app's database, to arrange rows as other parts of the store would. */
+  db: Pool;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Environment variables for this app (validated like the real ones). */
+  env?: Record<string, string>;
+  /** Use this database instead of a fresh copy of the migrated template. */
+  databaseUrl?: string;
+}
+
+/** A new database, copied from the migrated template on the run's one PostgreSQL server. */
+export async function createTestDatabase(): Promise<string> {
+  const templateUrl = process.env[ENV.url];
+  if (!templateUrl) throw new Error('The e2e global setup did not run (no test database URL)');
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  await withClient(templateUrl.replace(/[^/]+$/, 'postgres'), (c) =>
+    c.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`),
+  );
+  return templateUrl.replace(/[^/]+$/, name);
+}
+
+/** The real AppModule, configured as `main.ts` does, on its own database. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const env = { LOG_LEVEL: 'silent', ...options.env };
+  Object.assign(process.env, env);
+  const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ databaseUrl }), {
+    bodyParser: false,
+    logger: false,
+  });
+  configureApp(app);
+  await app.init();
+  const db = new Pool({ connectionString: databaseUrl, max: 4 });
+  return {
+    app,
+    http: app.getHttpServer(),
+    db,
+    databaseUrl,
+    close: async () => {
+      for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);
+      await db.end();
+      await app.close();
+    },
+  };
+}
