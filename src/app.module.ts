@@ -13,6 +13,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { LoggingModule } from './logging/logging.module';
 import { OrdersModule } from './orders/orders.module';
+import { RedisModule } from './redis/redis.module';
 
 @Module({})
 export class AppModule implements NestModule {
@@ -23,6 +24,7 @@ export class AppModule implements NestModule {
         ConfigModule.forRoot(),
         LoggingModule.forRoot(),
         DatabaseModule.forRoot(options),
+        RedisModule,
         OrdersModule,
       ],
       providers: [

@@ -1,0 +1,59 @@
+import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { PinoLogger } from 'nestjs-pino';
+import { AppConfig } from '../config/app-config';
+
+/** Longest a Redis command may take before the caller gets an error instead of waiting. */
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
+
+export const REDIS = Symbol('REDIS');
+/** Inject the shared Redis client: `null` when REDIS_URL is not set. */
+export const InjectRedis = (): ParameterDecorator => Inject(REDIS);
+
+/**
+ * One ioredis client per process when REDIS_URL is set. Commands fail fast while Redis is away
+ * (no offline queue, a command timeout) instead of piling up behind a dead connection; the client
+ * reconnects by itself.
+ */
+@Injectable()
+class RedisLifecycle implements OnApplicationShutdown {
+  constructor(@InjectRedis() private readonly redis: Redis | null) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis?.quit().catch(() => this.redis?.disconnect());
+  }
+}
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: REDIS,
+      inject: [AppConfig, PinoLogger],
+      useFactory: (config: AppConfig, logger: PinoLogger): Redis | null => {
+        if (!config.redisUrl) return null;
+        logger.setContext('Redis');
+        const redis = new Redis(config.redisUrl, {
+          enableOfflineQueue: false,
+          commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+          connectTimeout: 2000,
+          maxRetriesPerRequest: 0,
+          retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+        });
+        let down = false;
+        redis.on('error', (err: Error) => {
+          if (!down) logger.warn({ err: err.message }, 'Redis unavailable');
+          down = true;
+        });
+        redis.on('ready', () => {
+          if (down) logger.info('Redis available again');
+          down = false;
+        });
+        return redis;
+      },
+    },
+    RedisLifecycle,
+  ],
+  exports: [REDIS],
+})
+export class RedisModule {}
