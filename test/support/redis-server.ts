@@ -1,0 +1,55 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import Redis from 'ioredis';
+import { freePort } from '../setup/clusters';
+
+/** A real, throwaway redis-server on a free loopback port (no persistence). */
+export class RedisServer {
+  private process?: ChildProcess;
+
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<RedisServer> {
+    const server = new RedisServer(await freePort());
+    await server.restart();
+    return server;
+  }
+
+  /** Starts it again on the same port (after {@link stop}). */
+  async restart(): Promise<void> {
+    this.process = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    const probe = new Redis(this.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 50,
+    });
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await probe.connect();
+        await probe.ping();
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    probe.disconnect();
+  }
+
+  async stop(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}
