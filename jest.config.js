@@ -21,12 +21,15 @@ const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokeniz
 
 const shared = {
   testEnvironment: 'node',
+  testEnvironmentOptions: { globalsCleanup: 'off' },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   transform: { '^.+\\.(ts|js|mjs)$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
 };
 
 module.exports = {
+  // Suites boot the application and a database: generous, never a measure of speed.
+  testTimeout: 30000,
   projects: [
     { ...shared, displayName: 'unit', roots: ['<rootDir>/src'], testMatch: ['**/*.spec.ts'] },
     {
@@ -36,7 +39,6 @@ module.exports = {
       testMatch: ['**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
-      testTimeout: 30000,
     },
   ],
 };

@@ -5,8 +5,10 @@ import {
   NestModule,
   RequestMethod,
 } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, AppOptions } from './app-options';
+import { AuthenticateGuard, RequireApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { BodyLimitMiddleware } from './common/http/body-limit.middleware';
 import { ConfigModule } from './config/config.module';
@@ -25,11 +27,16 @@ export class AppModule implements NestModule {
         LoggingModule.forRoot(),
         DatabaseModule.forRoot(options),
         RedisModule,
+        AuthModule,
         OrdersModule,
       ],
       providers: [
         { provide: APP_OPTIONS, useValue: options },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // The global guard chain, in this order: resolve the key (without rejecting), then
+        // require one. Routes opt out with @Public().
+        { provide: APP_GUARD, useClass: AuthenticateGuard },
+        { provide: APP_GUARD, useClass: RequireApiKeyGuard },
       ],
       exports: [APP_OPTIONS],
       global: true,

@@ -27,13 +27,18 @@ const UNAVAILABLE_MESSAGES =
  * as opposed to a bug (500).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
+  // Duck-typed, not `instanceof Error`: socket errors may come from another realm (a test VM).
+  for (let e: unknown = error, depth = 0; isObject(e) && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) {
       return true;
     }
-    if (UNAVAILABLE_MESSAGES.test(e.message)) return true;
-    e = e instanceof QueryFailedError ? e.driverError : e.cause;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
+    e = e instanceof QueryFailedError ? e.driverError : (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }

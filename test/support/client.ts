@@ -16,11 +16,15 @@ export function expectErrorBody(
 }
 
 /**
- * Requests against a test app, as a client of the API would send them. Every e2e request goes
- * through here, so checks that hold for every response live in one place.
+ * Requests against a test app, as a client of the API would send them: with the app's test key,
+ * unless `key` says otherwise (`null`: no Authorization header). Every e2e request goes through
+ * here, so checks that hold for every response live in one place.
  */
-export function api(t: TestApp) {
-  const send = (method: Method, path: string): Test => request(t.http)[method](path);
+export function api(t: TestApp, key: string | null = t.key) {
+  const send = (method: Method, path: string): Test => {
+    const req = request(t.http)[method](path);
+    return key === null ? req : req.set('Authorization', `Bearer ${key}`);
+  };
   return {
     get: (path: string) => send('get', path),
     delete: (path: string) => send('delete', path),

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Pool } from 'pg';
 import { AppModule } from '../../src/app.module';
+import { ApiKeyStore } from '../../src/auth/api-key.store';
 import { configureApp } from '../../src/app.setup';
 import { ENV, TEMPLATE_DATABASE, withClient } from '../setup/clusters';
 
@@ -13,6 +14,9 @@ export interface TestApp {
   /** Direct access to this app's database, to arrange rows as other parts of the store would. */
   db: Pool;
   databaseUrl: string;
+  /** An enterprise key with limits no suite reaches; `api(t)` sends it unless told otherwise. */
+  key: string;
+  keys: ApiKeyStore;
   close(): Promise<void>;
 }
 
@@ -46,14 +50,22 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   configureApp(app);
   await app.init();
   const db = new Pool({ connectionString: databaseUrl, max: 4 });
+  const keys = app.get(ApiKeyStore);
+  const { key } = await keys.issue({
+    plan: 'enterprise',
+    name: 'e2e',
+    limits: { perMinute: 1_000_000, perDay: 1_000_000_000 },
+  });
   return {
     app,
     http: app.getHttpServer(),
     db,
     databaseUrl,
+    key,
+    keys,
     close: async () => {
       for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);
-      await db.end();
+      if (!db.ended) await db.end();
       await app.close();
     },
   };

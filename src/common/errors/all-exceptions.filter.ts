@@ -92,7 +92,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 /** The status of an `http-errors` error (body-parser, router), when it is a client error. */
 function httpErrorStatus(exception: unknown): number | undefined {
-  if (!(exception instanceof Error)) return undefined;
+  if (typeof exception !== 'object' || exception === null) return undefined;
   const { status, statusCode, expose } = exception as {
     status?: unknown;
     statusCode?: unknown;

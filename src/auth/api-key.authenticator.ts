@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { LRUCache } from 'lru-cache';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { hashApiKey, parseBearer } from './api-key';
+import { ActiveKey, ApiKeyStore } from './api-key.store';
+import './request-auth';
+
+/**
+ * Keys resolved in the last few seconds, by hash, valid or not (`false`), so neither real traffic
+ * nor a flood of bad keys reaches the database on every request. The time to live bounds how long
+ * a revocation (or an unban) takes to reach every instance.
+ */
+export const KEY_CACHE_TTL_MS = 5_000;
+const KEY_CACHE_MAX_ENTRIES = 50_000;
+
+/** Resolves `Authorization: Bearer <key>` to the key's id, plan and limits, without rejecting. */
+@Injectable()
+export class ApiKeyAuthenticator {
+  private readonly cache = new LRUCache<string, ActiveKey | false>({
+    max: KEY_CACHE_MAX_ENTRIES,
+    ttl: KEY_CACHE_TTL_MS,
+  });
+
+  constructor(
+    private readonly store: ApiKeyStore,
+    @InjectPinoLogger(ApiKeyAuthenticator.name) private readonly logger: PinoLogger,
+  ) {}
+
+  /** Sets `req.auth` (or `req.authFailure`) once per request; later calls are free. */
+  async authenticate(req: Request): Promise<ActiveKey | undefined> {
+    if (req.auth !== undefined || req.authFailure !== undefined) return req.auth;
+    const bearer = parseBearer(req.headers.authorization);
+    if (bearer.kind !== 'token') {
+      req.authFailure = bearer.kind === 'missing' ? 'missing' : 'invalid';
+      return undefined;
+    }
+    const key = await this.resolve(hashApiKey(bearer.token));
+    if (key) req.auth = key;
+    else req.authFailure = 'invalid';
+    return key;
+  }
+
+  private async resolve(keyHash: string): Promise<ActiveKey | undefined> {
+    const cached = this.cache.get(keyHash);
+    if (cached !== undefined) return cached || undefined;
+    const key = await this.store.findActive(keyHash);
+    this.cache.set(keyHash, key ?? false);
+    if (key) {
+      // At most once per key per cache period and instance: cheap enough for "last used".
+      this.store.touch(key.keyId).catch((err: unknown) => {
+        this.logger.warn({ err, keyId: key.keyId }, 'could not record last use of key');
+      });
+    }
+    return key ?? undefined;
+  }
+}

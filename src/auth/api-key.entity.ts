@@ -1,0 +1,48 @@
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { Plan } from './plan';
+
+/** An API key. Only the SHA-256 of the key is stored; the key itself is shown once, at issue. */
+@Entity({ name: 'api_keys' })
+@Check('CHK_api_keys_plan', `"plan" IN ('free', 'pro', 'business', 'enterprise')`)
+@Check(
+  'CHK_api_keys_enterprise_limits',
+  `("plan" = 'enterprise' AND "per_minute" IS NOT NULL AND "per_day" IS NOT NULL AND "per_minute" > 0 AND "per_day" > 0) OR ("plan" <> 'enterprise' AND "per_minute" IS NULL AND "per_day" IS NULL)`,
+)
+export class ApiKey {
+  @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'PK_api_keys' })
+  id!: string;
+
+  @Column({ type: 'text', nullable: true })
+  name!: string | null;
+
+  /** The first characters of the key, to tell keys apart in listings and logs. */
+  @Column({ type: 'text' })
+  prefix!: string;
+
+  @Index('UQ_api_keys_key_hash', { unique: true })
+  @Column({ name: 'key_hash', type: 'char', length: 64, select: false })
+  keyHash!: string;
+
+  @Column({ type: 'text' })
+  plan!: Plan;
+
+  /** Enterprise keys only: limits set when the key is issued. */
+  @Column({ name: 'per_minute', type: 'integer', nullable: true })
+  perMinute!: number | null;
+
+  @Column({ name: 'per_day', type: 'integer', nullable: true })
+  perDay!: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt!: Date | null;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt!: Date | null;
+
+  /** Set by the rate limiter when the key keeps sending after its 429s; cleared by `keys unban`. */
+  @Column({ name: 'banned_until', type: 'timestamptz', nullable: true })
+  bannedUntil!: Date | null;
+}

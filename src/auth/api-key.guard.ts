@@ -1,0 +1,56 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { ApiException } from '../common/errors/api.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { IS_PUBLIC } from './public.decorator';
+
+export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
+
+/** The 401 of the contract: with `error="invalid_token"` when a key was presented (RFC 6750). */
+export function unauthorized(req: Request): ApiException {
+  const challenge =
+    req.authFailure === 'invalid' ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE;
+  return new ApiException(ErrorCode.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
+}
+
+function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
+  return (
+    reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]) === true
+  );
+}
+
+/**
+ * First of the global guard chain: resolves the request's key (`req.auth`) without rejecting it,
+ * so the rate limiter that runs next can count a request with a bad key too.
+ */
+@Injectable()
+export class AuthenticateGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: ApiKeyAuthenticator,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (isPublic(this.reflector, context)) return true;
+    await this.authenticator.authenticate(context.switchToHttp().getRequest<Request>());
+    return true;
+  }
+}
+
+/** Last of the global guard chain: a route that is not `@Public()` needs a valid key. */
+@Injectable()
+export class RequireApiKeyGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    if (isPublic(this.reflector, context)) return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    if (!req.auth) throw unauthorized(req);
+    return true;
+  }
+}

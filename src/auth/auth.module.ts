@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { ApiKeyStore } from './api-key.store';
+import { DemoKeysSeeder } from './demo-keys.seeder';
+
+/**
+ * API keys: the store, the authenticator that resolves a bearer key to its plan, and the demo keys
+ * of the embedded default. The guards that use them are registered, in order, by AppModule.
+ */
+@Module({
+  providers: [
+    {
+      provide: ApiKeyStore,
+      inject: [DataSource],
+      useFactory: (ds: DataSource) => new ApiKeyStore(ds),
+    },
+    ApiKeyAuthenticator,
+    DemoKeysSeeder,
+  ],
+  exports: [ApiKeyStore, ApiKeyAuthenticator],
+})
+export class AuthModule {}

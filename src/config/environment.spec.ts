@@ -1,0 +1,62 @@
+import { InvalidEnvironmentError, validateEnvironment } from './environment';
+
+function problemsOf(env: Record<string, string>): string {
+  try {
+    validateEnvironment(env);
+  } catch (error) {
+    if (error instanceof InvalidEnvironmentError) return error.message;
+    throw error;
+  }
+  throw new Error('expected the environment to be refused');
+}
+
+describe('validateEnvironment', () => {
+  it('has the documented defaults', () => {
+    expect(validateEnvironment({})).toMatchObject({
+      PORT: 3000,
+      RATE_LIMIT_BAN_AFTER: 60,
+      RATE_LIMIT_BAN_SECONDS: 900,
+      LOG_LEVEL: 'info',
+      DATABASE_URL: undefined,
+    });
+  });
+
+  it('reads numbers and URLs, and treats empty values as unset', () => {
+    const env = validateEnvironment({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u:p@db:5432/orders',
+      REDIS_URL: 'redis://cache:6379',
+      PUBLIC_BASE_URL: '',
+      TRUST_PROXY: 'loopback, 10.0.0.0/8',
+    });
+    expect(env).toMatchObject({
+      PORT: 8080,
+      DATABASE_URL: 'postgres://u:p@db:5432/orders',
+      PUBLIC_BASE_URL: undefined,
+    });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://db/orders' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'http://cache' }, 'REDIS_URL'],
+    [{ RATE_LIMIT_BAN_AFTER: '0' }, 'RATE_LIMIT_BAN_AFTER'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
+  ])('refuses %j with a message naming %s', (env, name) => {
+    expect(problemsOf(env)).toContain(name);
+  });
+
+  it('names every bad variable at once', () => {
+    const message = problemsOf({ PORT: 'x', DATABASE_URL: 'y' });
+    expect(message).toContain('PORT');
+    expect(message).toContain('DATABASE_URL');
+  });
+
+  it('ignores variables that are not its own', () => {
+    expect(validateEnvironment({ HOME: '/root', PATH: '/bin' })).not.toHaveProperty('HOME');
+  });
+});

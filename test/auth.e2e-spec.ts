@@ -1,0 +1,114 @@
+import request from 'supertest';
+import { PLANS } from '../src/auth/plan';
+import { api, expectErrorBody } from './support/client';
+import { createTestApp, TestApp } from './support/test-app';
+
+const CHALLENGE = 'Bearer realm="store-orders"';
+const INVALID_TOKEN = 'Bearer realm="store-orders", error="invalid_token"';
+
+describe('authentication', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it.each(PLANS)('admits a valid %s key on every operation', async (plan) => {
+    const { key } = await t.keys.issue({
+      plan,
+      limits: plan === 'enterprise' ? { perMinute: 100, perDay: 1000 } : undefined,
+    });
+    await api(t, key).get('/v1/store/orders').expect(200);
+    const res = await api(t, key).delete('/v1/store/orders/123456').expect(404);
+    expectErrorBody(res, 404, 'ORDER_NOT_FOUND');
+  });
+
+  it.each([
+    ['GET', '/v1/store/orders'],
+    ['DELETE', '/v1/store/orders/1'],
+  ])('answers %s %s without a key 401 with the Bearer challenge', async (method, path) => {
+    const res = await api(t, null)
+      .send(method.toLowerCase() as 'get', path)
+      .expect(401);
+    expectErrorBody(res, 401, 'UNAUTHORIZED');
+    expect(res.headers['www-authenticate']).toBe(CHALLENGE);
+  });
+
+  it('checks the key before anything else: an invalid id without a key is still 401', async () => {
+    const res = await api(t, null).delete('/v1/store/orders/abc').expect(401);
+    expectErrorBody(res, 401, 'UNAUTHORIZED');
+  });
+
+  it('answers an unknown key 401 with error="invalid_token"', async () => {
+    const res = await api(t, 'sk_unknownunknownunknownunknownunknownunknown1')
+      .get('/v1/store/orders')
+      .expect(401);
+    expectErrorBody(res, 401, 'UNAUTHORIZED');
+    expect(res.headers['www-authenticate']).toBe(INVALID_TOKEN);
+  });
+
+  it('accepts the scheme name in any case', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      await request(t.http)
+        .get('/v1/store/orders')
+        .set('Authorization', `${scheme} ${t.key}`)
+        .expect(200);
+    }
+  });
+
+  it.each([
+    ['another scheme', () => 'Basic dXNlcjpwYXNz'],
+    ['the scheme alone', () => 'Bearer'],
+    ['the scheme and blanks', () => 'Bearer   '],
+    ['two spaces before the key', (key: string) => `Bearer  ${key}`],
+    ['two keys', (key: string) => `Bearer ${key} ${key}`],
+    ['a trailing character', (key: string) => `Bearer ${key}!`],
+    ['a 10 KB token', () => `Bearer sk_${'a'.repeat(10_240)}`],
+  ])('refuses %s with 401 error="invalid_token"', async (_label, header) => {
+    const res = await request(t.http)
+      .get('/v1/store/orders')
+      .set('Authorization', header(t.key))
+      .expect(401);
+    expectErrorBody(res, 401, 'UNAUTHORIZED');
+    expect(res.headers['www-authenticate']).toBe(INVALID_TOKEN);
+  });
+
+  it('stops a revoked key within the 10-second cache window', async () => {
+    const issued = await t.keys.issue({ plan: 'pro' });
+    await api(t, issued.key).get('/v1/store/orders').expect(200);
+    await t.keys.revoke(issued.id);
+    const revokedAt = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - revokedAt < 15_000) {
+      status = (await api(t, issued.key).get('/v1/store/orders')).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - revokedAt).toBeLessThanOrEqual(10_000);
+  });
+
+  it('stores only the SHA-256 of a key, never the key itself', async () => {
+    const issued = await t.keys.issue({ plan: 'free', name: 'hash check' });
+    const { rows } = await t.db.query<Record<string, unknown>>(
+      'SELECT * FROM api_keys WHERE id = $1',
+      [issued.id],
+    );
+    expect(JSON.stringify(rows[0])).not.toContain(issued.key);
+    expect(rows[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(rows[0].prefix).toBe(issued.key.slice(0, 9));
+  });
+
+  it('lets the database refuse enterprise limits on other plans, and enterprise keys without them', async () => {
+    await expect(
+      t.db.query(
+        `INSERT INTO api_keys (prefix, key_hash, plan, per_minute, per_day) VALUES ('sk_x', repeat('a', 64), 'pro', 5, 5)`,
+      ),
+    ).rejects.toThrow(/CHK_api_keys_enterprise_limits/);
+    await expect(
+      t.db.query(
+        `INSERT INTO api_keys (prefix, key_hash, plan) VALUES ('sk_x', repeat('b', 64), 'enterprise')`,
+      ),
+    ).rejects.toThrow(/CHK_api_keys_enterprise_limits/);
+  });
+});
