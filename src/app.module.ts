@@ -15,6 +15,8 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { LoggingModule } from './logging/logging.module';
 import { OrdersModule } from './orders/orders.module';
+import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 
 @Module({})
@@ -28,14 +30,18 @@ export class AppModule implements NestModule {
         DatabaseModule.forRoot(options),
         RedisModule,
         AuthModule,
+        RateLimitModule,
         OrdersModule,
       ],
       providers: [
         { provide: APP_OPTIONS, useValue: options },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // The global guard chain, in this order: resolve the key (without rejecting), then
-        // require one. Routes opt out with @Public().
+        // The global guard chain, in this order: resolve the key (without rejecting it), count
+        // the request against its plan (or its IP), then require a valid key. So a request with
+        // a bad key is rate limited too and its 401 carries the headers. Routes opt out with
+        // @Public().
         { provide: APP_GUARD, useClass: AuthenticateGuard },
+        { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
         { provide: APP_GUARD, useClass: RequireApiKeyGuard },
       ],
       exports: [APP_OPTIONS],

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { ApiException } from '../common/errors/api.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
-import { IS_PUBLIC } from './public.decorator';
+import { isPublic } from './public.decorator';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 
@@ -13,15 +13,6 @@ export function unauthorized(req: Request): ApiException {
   const challenge =
     req.authFailure === 'invalid' ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE;
   return new ApiException(ErrorCode.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
-}
-
-function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
-  return (
-    reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]) === true
-  );
 }
 
 /**

@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { ExecutionContext, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 
 export const IS_PUBLIC = 'store-orders:is-public';
 
@@ -7,3 +8,13 @@ export const IS_PUBLIC = 'store-orders:is-public';
  * Every route is protected unless it says this, so a new route cannot forget authentication.
  */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+
+/** Whether the handling route (or its controller) is `@Public()`. */
+export function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
+  return (
+    reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]) === true
+  );
+}

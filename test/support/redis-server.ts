@@ -25,23 +25,25 @@ export class RedisServer {
       ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: 'ignore' },
     );
-    const probe = new Redis(this.url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => 50,
-    });
     const deadline = Date.now() + 10_000;
     for (;;) {
+      const probe = new Redis(this.url, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
+      probe.on('error', () => undefined);
       try {
         await probe.connect();
         await probe.ping();
-        break;
+        return;
       } catch (error) {
         if (Date.now() > deadline) throw error;
         await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        probe.disconnect();
       }
     }
-    probe.disconnect();
   }
 
   async stop(): Promise<void> {

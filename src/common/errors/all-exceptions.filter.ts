@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from
 import type { Request, Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { isDatabaseUnavailable } from '../../database/database-errors';
+import { RateLimitService } from '../../rate-limit/rate-limit.service';
 import { allowedMethods } from '../http/allowed-methods';
 import { ApiException } from './api.exception';
 import { ErrorCode } from './error-code';
@@ -27,13 +28,25 @@ const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  constructor(@InjectPinoLogger(AllExceptionsFilter.name) private readonly logger: PinoLogger) {}
+  constructor(
+    private readonly rateLimit: RateLimitService,
+    @InjectPinoLogger(AllExceptionsFilter.name) private readonly logger: PinoLogger,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
-    const error = this.toApiException(exception, req);
+    this.respond(exception, http.getRequest<Request>(), res).catch((err: unknown) => {
+      this.logger.error({ err }, 'could not send an error response');
+      res.destroy();
+    });
+  }
+
+  private async respond(exception: unknown, req: Request, res: Response): Promise<void> {
+    let error = this.toApiException(exception, req);
+    // Errors raised before the guards (unknown path, 405, 413) are counted and get their
+    // rate-limit headers here; over the limit, the 429 is the answer.
+    if (!res.headersSent) error = (await this.rateLimit.admitUncounted(req, res)) ?? error;
 
     if (res.headersSent) {
       // A streamed body has begun: the only honest signal left is a broken connection.

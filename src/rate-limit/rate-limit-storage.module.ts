@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { PinoLogger } from 'nestjs-pino';
+import { REDIS } from '../redis/redis.module';
+import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
+import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit.storage';
+import { RedisRateLimitStorage } from './redis-rate-limit.storage';
+
+/** Counters in process by default; in Redis, shared by every instance, when REDIS_URL is set. */
+@Module({
+  providers: [
+    {
+      provide: RATE_LIMIT_STORAGE,
+      inject: [REDIS, PinoLogger],
+      useFactory: (redis: Redis | null, logger: PinoLogger): RateLimitStorage => {
+        logger.setContext('RateLimitStorage');
+        return redis ? new RedisRateLimitStorage(redis, logger) : new MemoryRateLimitStorage();
+      },
+    },
+  ],
+  exports: [RATE_LIMIT_STORAGE],
+})
+export class RateLimitStorageModule {}

@@ -1,0 +1,143 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
+import { ApiKeyStore } from '../auth/api-key.store';
+import '../auth/request-auth';
+import { ApiException } from '../common/errors/api.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { AppConfig } from '../config/app-config';
+import {
+  RATE_LIMIT_STORAGE,
+  RateLimitStorage,
+  WindowSpec,
+  WindowState,
+} from './rate-limit.storage';
+import { windowsFor } from './rate-limit.windows';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set once the request has been counted, so no layer counts it twice. */
+    rateLimited?: boolean;
+  }
+}
+
+/** The path prefix whose every response is rate limited and carries the X-RateLimit-* headers. */
+const LIMITED_PREFIX = '/v1/';
+
+/**
+ * Per-plan limits: a request is admitted only if both of its windows have room; every response
+ * says where the binding window stands; a client that keeps sending after its 429s is banned.
+ */
+@Injectable()
+export class RateLimitService {
+  constructor(
+    @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
+    private readonly keys: ApiKeyStore,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly config: AppConfig,
+    @InjectPinoLogger(RateLimitService.name) private readonly logger: PinoLogger,
+  ) {}
+
+  /**
+   * Counts the request against its key (or, without a valid key, its IP) and sets the headers.
+   * Throws the 429 when a window is full or the client is banned.
+   */
+  async admit(req: Request, res: Response, windows: WindowSpec[] = windowsFor(req)): Promise<void> {
+    req.rateLimited = true;
+    const key = req.auth;
+    const tracker = key ? `key:${key.keyId}` : `ip:${req.ip ?? 'unknown'}`;
+    const banMs = this.config.banSeconds * 1000;
+
+    const keyBannedUntil = key?.bannedUntil?.getTime() ?? 0;
+    if (keyBannedUntil > Date.now()) {
+      setRateLimitHeaders(res, await this.storage.peek(tracker, windows));
+      throw banned(keyBannedUntil - Date.now());
+    }
+
+    const result = await this.storage.hit(tracker, windows, {
+      after: this.config.banAfter,
+      // A key's ban is kept in the database, where `keys unban` lifts it; an IP's in the storage.
+      storeForMs: key ? 0 : banMs,
+    });
+    setRateLimitHeaders(res, result.windows);
+
+    switch (result.outcome) {
+      case 'admitted':
+        return;
+      case 'banned':
+        throw banned((result.bannedUntilMs ?? Date.now()) - Date.now());
+      case 'ban': {
+        const until = new Date(Date.now() + banMs);
+        if (key) {
+          await this.keys.ban(key.keyId, until);
+          // The cached key is this object: this instance sees the ban at once, others within
+          // the key cache's lifetime.
+          key.bannedUntil = until;
+        }
+        this.logger.warn(
+          { keyId: key?.keyId, ip: key ? undefined : req.ip, plan: key?.plan, until },
+          'banned for sending after being rate limited',
+        );
+        throw banned(banMs);
+      }
+      case 'rejected':
+        throw exceeded(result.windows);
+    }
+  }
+
+  /**
+   * For responses under /v1 that never reached the guards (unknown path, 405, 413 …): count them
+   * too and give them their headers. Returns the 429 to answer instead, if the client is over.
+   */
+  async admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> {
+    if (req.rateLimited || !req.path.startsWith(LIMITED_PREFIX)) return undefined;
+    try {
+      await this.authenticator.authenticate(req);
+    } catch {
+      // The key cannot be checked (database down): count the request against its IP.
+    }
+    try {
+      await this.admit(req, res);
+      return undefined;
+    } catch (error) {
+      if (error instanceof ApiException) return error;
+      this.logger.warn({ err: error }, 'could not count a request');
+      return undefined;
+    }
+  }
+}
+
+/** The window that binds most: fewest requests remaining; on a tie, the one that resets later. */
+export function bindingWindow(windows: WindowState[]): WindowState {
+  const remaining = (w: WindowState): number => Math.max(0, w.limit - w.count);
+  return windows.reduce((a, b) =>
+    remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.resetAtMs > a.resetAtMs)
+      ? b
+      : a,
+  );
+}
+
+export function setRateLimitHeaders(res: Response, windows: WindowState[]): void {
+  const w = bindingWindow(windows);
+  res.setHeader('X-RateLimit-Limit', w.limit);
+  res.setHeader('X-RateLimit-Remaining', Math.max(0, w.limit - w.count));
+  res.setHeader('X-RateLimit-Reset', Math.ceil(w.resetAtMs / 1000));
+}
+
+function retryAfter(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
+function banned(ms: number): ApiException {
+  return new ApiException(ErrorCode.API_KEY_BANNED, undefined, { 'Retry-After': retryAfter(ms) });
+}
+
+/** Retry-After: until the blocking window (the full one that resets last) has room again. */
+function exceeded(windows: WindowState[]): ApiException {
+  const full = windows.filter((w) => w.count >= w.limit);
+  const resetAtMs = Math.max(...full.map((w) => w.resetAtMs));
+  return new ApiException(ErrorCode.RATE_LIMIT_EXCEEDED, undefined, {
+    'Retry-After': retryAfter(resetAtMs - Date.now()),
+  });
+}

@@ -1,0 +1,225 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { api, expectErrorBody } from './support/client';
+import { RedisServer } from './support/redis-server';
+import { describeWithBinary } from './support/system-binary';
+import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
+
+const exec = promisify(execFile);
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+async function enterpriseKey(
+  t: TestApp,
+  perMinute: number,
+  perDay: number,
+): Promise<{ id: string; key: string }> {
+  return t.keys.issue({ plan: 'enterprise', limits: { perMinute, perDay } });
+}
+
+/** Sends `n` requests at once and counts the answers by status. */
+async function burst(
+  send: () => PromiseLike<{ status: number }>,
+  n: number,
+): Promise<Record<number, number>> {
+  const statuses = await Promise.all(Array.from({ length: n }, async () => (await send()).status));
+  const counts: Record<number, number> = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+}
+
+describe('rate limits (in-process counters)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_BAN_AFTER: '3', RATE_LIMIT_BAN_SECONDS: '120' } });
+  });
+  afterAll(() => t.close());
+
+  it('admits 60 requests of a free key, counting down, then answers 429 with Retry-After', async () => {
+    const { key } = await t.keys.issue({ plan: 'free' });
+    const start = nowSeconds();
+    for (let i = 1; i <= 60; i++) {
+      const res = await api(t, key).get('/v1/store/orders').expect(200);
+      expect(res.headers['x-ratelimit-limit']).toBe('60');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(60 - i));
+      const reset = Number(res.headers['x-ratelimit-reset']);
+      expect(reset).toBeGreaterThanOrEqual(start);
+      expect(reset).toBeLessThanOrEqual(nowSeconds() + 61);
+    }
+    const res = await api(t, key).get('/v1/store/orders').expect(429);
+    expectErrorBody(res, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(res.headers['x-ratelimit-remaining']).toBe('0');
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  });
+
+  it('reports the day window when it binds, and refuses past it with a Retry-After of hours', async () => {
+    const { key } = await enterpriseKey(t, 100, 3);
+    for (let i = 1; i <= 3; i++) {
+      const res = await api(t, key).get('/v1/store/orders').expect(200);
+      expect(res.headers['x-ratelimit-limit']).toBe('3');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(3 - i));
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(nowSeconds() + 86_000);
+    }
+    const res = await api(t, key).get('/v1/store/orders').expect(429);
+    expectErrorBody(res, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(86_000);
+  });
+
+  it('admits exactly the limit of 100 concurrent requests', async () => {
+    const { key } = await enterpriseKey(t, 20, 1000);
+    const counts = await burst(() => api(t, key).get('/v1/store/orders'), 100);
+    expect(counts).toEqual({ 200: 20, 429: 80 });
+  });
+
+  it('counts every operation of a key against one limit, whatever the route', async () => {
+    const { key } = await enterpriseKey(t, 4, 1000);
+    await api(t, key).get('/v1/store/orders').expect(200);
+    await api(t, key).delete('/v1/store/orders/777').expect(404);
+    await api(t, key).delete('/v1/store/orders/abc').expect(400);
+    await api(t, key).get('/v1/store/nothing').expect(404);
+    await api(t, key).get('/v1/store/orders').expect(429);
+  });
+
+  it('bans a key that keeps sending after its 429s, until an operator unbans it', async () => {
+    const { id, key } = await enterpriseKey(t, 2, 1000);
+    await api(t, key).get('/v1/store/orders').expect(200);
+    await api(t, key).get('/v1/store/orders').expect(200);
+    for (let i = 0; i < 3; i++) {
+      expectErrorBody(
+        await api(t, key).get('/v1/store/orders').expect(429),
+        429,
+        'RATE_LIMIT_EXCEEDED',
+      );
+    }
+    const banned = await api(t, key).get('/v1/store/orders').expect(429);
+    expectErrorBody(banned, 429, 'API_KEY_BANNED');
+    const retryAfter = Number(banned.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(100);
+    expect(retryAfter).toBeLessThanOrEqual(120);
+    expectErrorBody(
+      await api(t, key).delete('/v1/store/orders/1').expect(429),
+      429,
+      'API_KEY_BANNED',
+    );
+
+    const list = async (): Promise<{ id: string; bannedUntil: string | null }[]> =>
+      JSON.parse(
+        (
+          await exec('npm', ['run', '-s', 'keys', '--', 'list', '--json'], {
+            env: { ...process.env, DATABASE_URL: t.databaseUrl },
+          })
+        ).stdout,
+      ) as { id: string; bannedUntil: string | null }[];
+    expect((await list()).find((k) => k.id === id)?.bannedUntil).toEqual(expect.any(String));
+
+    await exec('npm', ['run', '-s', 'keys', '--', 'unban', id], {
+      env: { ...process.env, DATABASE_URL: t.databaseUrl },
+    });
+    expect((await list()).find((k) => k.id === id)?.bannedUntil).toBeNull();
+    // Within the key cache's lifetime the ban is gone; the minute window is still full.
+    let code = 'API_KEY_BANNED';
+    const unbannedAt = Date.now();
+    while (code === 'API_KEY_BANNED' && Date.now() - unbannedAt < 10_000) {
+      code = (await api(t, key).get('/v1/store/orders')).body.code;
+      if (code === 'API_KEY_BANNED') await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(code).toBe('RATE_LIMIT_EXCEEDED');
+  }, 60_000);
+});
+
+describe('rate limits without a key (per client IP, free plan numbers)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_BAN_AFTER: '2', RATE_LIMIT_BAN_SECONDS: '60' } });
+  });
+  afterAll(() => t.close());
+
+  it('counts 401s against the IP, then answers 429, then bans the IP', async () => {
+    for (let i = 1; i <= 60; i++) {
+      const res = await api(t, null).get('/v1/store/orders').expect(401);
+      expect(res.headers['x-ratelimit-limit']).toBe('60');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(60 - i));
+    }
+    expectErrorBody(
+      await api(t, 'sk_bad').get('/v1/store/orders').expect(429),
+      429,
+      'RATE_LIMIT_EXCEEDED',
+    );
+    expectErrorBody(
+      await api(t, null).delete('/v1/store/orders/1').expect(429),
+      429,
+      'RATE_LIMIT_EXCEEDED',
+    );
+    const banned = await api(t, null).get('/v1/store/orders').expect(429);
+    expectErrorBody(banned, 429, 'API_KEY_BANNED');
+    expect(Number(banned.headers['retry-after'])).toBeGreaterThan(50);
+    // A valid key is its own tracker: the IP's ban does not touch it.
+    await api(t).get('/v1/store/orders').expect(200);
+  });
+});
+
+describeWithBinary('redis-server', 'redis-server')('rate limits shared through Redis', () => {
+  let redis: RedisServer;
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    const databaseUrl = await createTestDatabase();
+    const env = { REDIS_URL: redis.url };
+    a = await createTestApp({ env, databaseUrl });
+    b = await createTestApp({ env, databaseUrl });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await redis.stop();
+  });
+
+  it('admits exactly the limit of 100 concurrent requests', async () => {
+    const { key } = await enterpriseKey(a, 20, 1000);
+    const counts = await burst(() => api(a, key).get('/v1/store/orders'), 100);
+    expect(counts).toEqual({ 200: 20, 429: 80 });
+  });
+
+  it('enforces one limit across two instances, requests alternating', async () => {
+    const { key } = await enterpriseKey(a, 30, 1000);
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const res = await api(i % 2 === 0 ? a : b, key).get('/v1/store/orders');
+      statuses.push(res.status);
+      if (res.status === 200) expect(res.headers['x-ratelimit-remaining']).toBe(String(29 - i));
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(30);
+    expect(statuses.slice(30).every((s) => s === 429)).toBe(true);
+  });
+
+  it('keeps answering, promptly and still limited per instance, while Redis is down; shares again when it is back', async () => {
+    const { key } = await enterpriseKey(a, 5, 1000);
+    await api(a, key).get('/v1/store/orders').expect(200);
+    await redis.stop();
+    try {
+      const started = Date.now();
+      const down = await burst(() => api(a, key).get('/v1/store/orders').timeout(5_000), 10);
+      // Fail open to per-instance counters: no hung request, no error, the limit still holds here.
+      expect(down).toEqual({ 200: 5, 429: 5 });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await redis.restart();
+    }
+    // Back on Redis: its counter (1 of 5) is the one in force again, on both instances.
+    let remaining = '';
+    for (let attempt = 0; attempt < 40 && remaining !== '3'; attempt++) {
+      const res = await api(b, key).get('/v1/store/orders');
+      remaining = res.headers['x-ratelimit-remaining'];
+      if (remaining !== '3') await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(remaining).toBe('3');
+    const afterBack = await burst(() => api(a, key).get('/v1/store/orders'), 10);
+    expect(afterBack).toEqual({ 200: 3, 429: 7 });
+  });
+});
