@@ -13,7 +13,9 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { BodyLimitMiddleware } from './common/http/body-limit.middleware';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
@@ -31,6 +33,8 @@ export class AppModule implements NestModule {
         RedisModule,
         AuthModule,
         RateLimitModule,
+        MetricsModule,
+        HealthModule,
         OrdersModule,
       ],
       providers: [

@@ -1,7 +1,10 @@
 import { VersioningType } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config';
+import { MetricsService } from './metrics/metrics.service';
+import { requestMetrics } from './metrics/request-metrics.middleware';
 
 /** Parses TRUST_PROXY into the value Express's `trust proxy` setting takes. */
 export function trustProxySetting(value: string): boolean | number | string {
@@ -17,6 +20,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   const config = app.get(AppConfig);
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  // First, so that every request is timed and every response gets the headers, errors included.
+  app.use(requestMetrics(app.get(MetricsService)));
+  app.use(helmet());
   // Express's default ETag hashes every response body; clients of this API don't use it.
   app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));

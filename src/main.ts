@@ -4,12 +4,14 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
+import { AppConfig } from './config/app-config';
 import {
   EnvironmentVariables,
   InvalidEnvironmentError,
   validateEnvironment,
 } from './config/environment';
 import { EmbeddedDatabase } from './database/embedded-database';
+import { ShutdownState } from './health/shutdown-state';
 
 function loadEnvironment(): EnvironmentVariables {
   try {
@@ -50,13 +52,29 @@ async function bootstrap(): Promise<void> {
   configureApp(app);
   const logger = app.get(Logger);
 
+  const { drainDelayMs, timeoutMs } = app.get(AppConfig).shutdown;
   let stopping = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.log(`${signal}: shutting down, draining in-flight requests`, 'Shutdown');
-    await app.close();
-    await embedded?.stop();
+    // Whatever hangs (a client that stops reading, a stuck query), the process still ends.
+    setTimeout(() => {
+      logger.error(`Shutdown did not finish within ${timeoutMs} ms: exiting`, 'Shutdown');
+      process.exit(1);
+    }, timeoutMs);
+    logger.log(`${signal}: shutting down, readiness is now 503`, 'Shutdown');
+    app.get(ShutdownState).begin();
+    if (drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+    logger.log('Closing the listener, draining in-flight requests', 'Shutdown');
+    try {
+      // Stops accepting, waits for in-flight requests, then closes the pool and Redis.
+      await app.close();
+      await embedded?.stop();
+    } catch (error) {
+      logger.error(error, 'Shutdown');
+      process.exit(1);
+    }
+    logger.log('Shutdown complete', 'Shutdown');
     process.exit(0);
   };
   process.once('SIGTERM', (s) => void shutdown(s));

@@ -2,6 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { EnvironmentVariables, LogLevel } from './environment';
 
+export interface ShutdownSettings {
+  drainDelayMs: number;
+  timeoutMs: number;
+}
+
 export interface DatabaseSettings {
   connectTimeoutMs: number;
   statementTimeoutMs: number;
@@ -43,6 +48,18 @@ export class AppConfig {
 
   get logLevel(): LogLevel {
     return this.config.get('LOG_LEVEL', { infer: true });
+  }
+
+  /** Port of the separate Prometheus listener; undefined: metrics are not served. */
+  get metricsPort(): number | undefined {
+    return this.config.get('METRICS_PORT', { infer: true });
+  }
+
+  get shutdown(): ShutdownSettings {
+    return {
+      drainDelayMs: this.config.get('SHUTDOWN_DRAIN_DELAY_MS', { infer: true }),
+      timeoutMs: this.config.get('SHUTDOWN_TIMEOUT_MS', { infer: true }),
+    };
   }
 
   get database(): DatabaseSettings {

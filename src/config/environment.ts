@@ -105,6 +105,26 @@ export class EnvironmentVariables {
   @Min(1, { message: 'EMBEDDED_DATABASE_PORT must be an integer between 1 and 65535' })
   @Max(65535, { message: 'EMBEDDED_DATABASE_PORT must be an integer between 1 and 65535' })
   EMBEDDED_DATABASE_PORT: number = 54329;
+
+  /** Port of the Prometheus `/metrics` listener; unset, metrics are not served at all. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'METRICS_PORT must be an integer between 0 and 65535' })
+  @Min(0, { message: 'METRICS_PORT must be an integer between 0 and 65535' })
+  @Max(65535, { message: 'METRICS_PORT must be an integer between 0 and 65535' })
+  METRICS_PORT?: number;
+
+  /** After SIGTERM, how long readiness answers 503 before the listener closes (load balancers notice). */
+  @Transform(toInt)
+  @IsInt({ message: 'SHUTDOWN_DRAIN_DELAY_MS must be a non-negative integer' })
+  @Min(0, { message: 'SHUTDOWN_DRAIN_DELAY_MS must be a non-negative integer' })
+  SHUTDOWN_DRAIN_DELAY_MS: number = 0;
+
+  /** Hard deadline for the whole shutdown; past it the process exits with status 1. */
+  @Transform(toInt)
+  @IsInt({ message: 'SHUTDOWN_TIMEOUT_MS must be an integer of at least 1000' })
+  @Min(1000, { message: 'SHUTDOWN_TIMEOUT_MS must be an integer of at least 1000' })
+  SHUTDOWN_TIMEOUT_MS: number = 25000;
 }
 
 export class InvalidEnvironmentError extends Error {
@@ -130,6 +150,9 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'DATABASE_POOL_SIZE',
   'EMBEDDED_DATABASE_DIR',
   'EMBEDDED_DATABASE_PORT',
+  'METRICS_PORT',
+  'SHUTDOWN_DRAIN_DELAY_MS',
+  'SHUTDOWN_TIMEOUT_MS',
 ] as const satisfies readonly (keyof EnvironmentVariables)[];
 
 /** Only the service's own variables; empty strings count as unset, as in most deployment tools. */

@@ -4,6 +4,7 @@ import { AppOptions } from '../app-options';
 import { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { DemoDataSeeder } from './demo-data.seeder';
+import { PoolErrorGuard } from './pool-error-guard';
 
 @Module({})
 export class DatabaseModule {
@@ -21,7 +22,7 @@ export class DatabaseModule {
           }),
         }),
       ],
-      providers: [DemoDataSeeder],
+      providers: [DemoDataSeeder, PoolErrorGuard],
     };
   }
 }

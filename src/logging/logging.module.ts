@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
+import type { Request } from 'express';
+import { routeOf } from '../common/http/route-of';
 import { AppConfig } from '../config/app-config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -12,6 +14,16 @@ export function requestId(req: IncomingMessage, res: ServerResponse): string {
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);
   return id;
+}
+
+/**
+ * What the one line per request adds to pino-http's (`req` with id and method, `res.statusCode`,
+ * `responseTime` in ms): the route pattern and the id of the API key that made it (set by the auth
+ * guard as `req.auth`); never the key itself.
+ */
+export function requestSummary(req: IncomingMessage, _res: ServerResponse, line: object): object {
+  const keyId = (req as { auth?: { keyId?: unknown } }).auth?.keyId;
+  return { ...line, route: routeOf(req as Request), ...(keyId === undefined ? {} : { keyId }) };
 }
 
 /**
@@ -34,6 +46,8 @@ export class LoggingModule {
             pinoHttp: {
               level: config.logLevel,
               genReqId: requestId,
+              customSuccessObject: requestSummary,
+              customErrorObject: (req, res, _err, line: object) => requestSummary(req, res, line),
               serializers: {
                 req: (req: {
                   id: string;

@@ -7,6 +7,7 @@ import '../auth/request-auth';
 import { ApiException } from '../common/errors/api.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
 import {
   RATE_LIMIT_STORAGE,
   RateLimitStorage,
@@ -36,6 +37,7 @@ export class RateLimitService {
     private readonly keys: ApiKeyStore,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
     @InjectPinoLogger(RateLimitService.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -44,6 +46,16 @@ export class RateLimitService {
    * Throws the 429 when a window is full or the client is banned.
    */
   async admit(req: Request, res: Response, windows: WindowSpec[] = windowsFor(req)): Promise<void> {
+    try {
+      await this.count(req, res, windows);
+    } catch (error) {
+      if (error instanceof ApiException)
+        this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
+      throw error;
+    }
+  }
+
+  private async count(req: Request, res: Response, windows: WindowSpec[]): Promise<void> {
     req.rateLimited = true;
     const key = req.auth;
     const tracker = key ? `key:${key.keyId}` : `ip:${req.ip ?? 'unknown'}`;
@@ -75,6 +87,7 @@ export class RateLimitService {
           // the key cache's lifetime.
           key.bannedUntil = until;
         }
+        this.metrics.keyBanned(key?.plan ?? 'anonymous');
         this.logger.warn(
           { keyId: key?.keyId, ip: key ? undefined : req.ip, plan: key?.plan, until },
           'banned for sending after being rate limited',

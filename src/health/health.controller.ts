@@ -1,0 +1,70 @@
+import { Controller, Get, ServiceUnavailableException, VERSION_NEUTRAL } from '@nestjs/common';
+import {
+  HealthCheck,
+  HealthCheckResult,
+  HealthCheckService,
+  HealthIndicatorFunction,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { Public } from '../auth/public.decorator';
+import { ApiException } from '../common/errors/api.exception';
+import { ErrorCode } from '../common/errors/error-code';
+import { RedisHealthIndicator } from './redis.health';
+import { ShutdownState } from './shutdown-state';
+
+/** Longest one dependency check may take before readiness calls it down. */
+export const READINESS_CHECK_TIMEOUT_MS = 2000;
+/** What a load balancer or orchestrator should wait before asking again. */
+const NOT_READY_RETRY_AFTER_SECONDS = '5';
+
+/**
+ * Probes for orchestrators and load balancers: public, not rate limited, outside `/v1`.
+ * Liveness says the process answers; readiness says it can serve (database, Redis when
+ * configured, and not shutting down), else 503 `SERVICE_UNAVAILABLE` like any other error.
+ */
+@Public()
+@Controller({ path: 'health', version: VERSION_NEUTRAL })
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: TypeOrmHealthIndicator,
+    private readonly redis: RedisHealthIndicator,
+    private readonly shutdown: ShutdownState,
+    @InjectPinoLogger(HealthController.name) private readonly logger: PinoLogger,
+  ) {}
+
+  @Get('live')
+  @HealthCheck()
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  async ready(): Promise<HealthCheckResult> {
+    if (this.shutdown.isShuttingDown) throw notReady('the service is shutting down');
+    const checks: HealthIndicatorFunction[] = [
+      () => this.database.pingCheck('database').withTimeout(READINESS_CHECK_TIMEOUT_MS),
+    ];
+    if (this.redis.isConfigured) {
+      checks.push(() => this.redis.pingCheck('redis', READINESS_CHECK_TIMEOUT_MS));
+    }
+    try {
+      return await this.health.check(checks);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      // Terminus answers 503 with its own body; the API's errors all share one shape.
+      const result = error.getResponse() as Partial<HealthCheckResult>;
+      const down = Object.keys(result.error ?? {});
+      this.logger.warn({ health: result }, `not ready: ${down.join(', ')} down`);
+      throw notReady(`${down.join(' and ')} unavailable`);
+    }
+  }
+}
+
+function notReady(reason: string): ApiException {
+  return new ApiException(ErrorCode.SERVICE_UNAVAILABLE, `Not ready: ${reason}`, {
+    'Retry-After': NOT_READY_RETRY_AFTER_SECONDS,
+  });
+}

@@ -1,0 +1,108 @@
+import { ENV, pgCtl } from './setup/clusters';
+import { bearerFor } from './support/auth';
+import { api, expectErrorBody } from './support/client';
+import { eventually } from './support/eventually';
+import { RedisServer } from './support/redis-server';
+import { describeWithBinary } from './support/system-binary';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * Readiness follows the dependencies, and the service recovers without a restart. This suite
+ * stops and starts its own PostgreSQL cluster (not the one other suites use).
+ */
+const databaseUrl = process.env[ENV.readinessUrl] ?? '';
+const dataDir = process.env[ENV.readinessDataDir] ?? '';
+const port = new URL(databaseUrl || 'postgres://x:1').port;
+
+const startDatabase = (): void => pgCtl(dataDir, ['-o', `-p ${port}`, 'start']);
+const stopDatabase = (): void => pgCtl(dataDir, ['-m', 'fast', 'stop']);
+
+describe('readiness and a PostgreSQL outage', () => {
+  let t: TestApp;
+  let client: ReturnType<typeof api>;
+  let auth: Record<string, string>;
+
+  beforeAll(async () => {
+    t = await createTestApp({ databaseUrl, env: { DATABASE_CONNECT_TIMEOUT_MS: '1000' } });
+    client = api(t);
+    auth = await bearerFor(databaseUrl);
+  });
+  afterAll(async () => {
+    try {
+      startDatabase();
+    } catch {
+      // Already running.
+    }
+    await t.close();
+  });
+
+  it('is ready while the database answers', async () => {
+    const res = await client.get('/health/ready').expect(200);
+    expect(res.body).toMatchObject({ status: 'ok', details: { database: { status: 'up' } } });
+    expect(res.body.details.redis).toBeUndefined();
+  });
+
+  it('turns not ready (503 SERVICE_UNAVAILABLE) when PostgreSQL stops; liveness stays 200', async () => {
+    stopDatabase();
+    const res = await eventually(
+      () => client.get('/health/ready'),
+      (r) => r.status !== 200,
+    );
+    expectErrorBody(res, 503, 'SERVICE_UNAVAILABLE');
+    expect(res.body.message).toMatch(/database/);
+    expect(res.headers['retry-after']).toBe('5');
+    await client.get('/health/live').expect(200);
+    const orders = await client.get('/v1/store/orders').set(auth);
+    expectErrorBody(orders, 503, 'SERVICE_UNAVAILABLE');
+  });
+
+  it('turns ready again when PostgreSQL is back, and serves orders without a restart', async () => {
+    startDatabase();
+    await eventually(
+      () => client.get('/health/ready'),
+      (r) => r.status === 200,
+    );
+    await client.get('/v1/store/orders').set(auth).expect(200);
+  });
+});
+
+describeWithBinary('redis-server', 'redis-server')('readiness and a Redis outage', () => {
+  let t: TestApp;
+  let client: ReturnType<typeof api>;
+  let redis: RedisServer;
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    t = await createTestApp({ env: { REDIS_URL: redis.url } });
+    client = api(t);
+  });
+  afterAll(async () => {
+    await t.close();
+    await redis.stop();
+  });
+
+  it('is ready with Redis up when REDIS_URL is configured', async () => {
+    const res = await client.get('/health/ready').expect(200);
+    expect(res.body.details).toMatchObject({
+      database: { status: 'up' },
+      redis: { status: 'up' },
+    });
+  });
+
+  it('turns not ready while Redis is down, and ready again when it is back', async () => {
+    await redis.stop();
+    const down = await eventually(
+      () => client.get('/health/ready'),
+      (r) => r.status !== 200,
+    );
+    expectErrorBody(down, 503, 'SERVICE_UNAVAILABLE');
+    expect(down.body.message).toMatch(/redis/);
+    expect(down.body.message).not.toMatch(/database/);
+
+    await redis.restart();
+    await eventually(
+      () => client.get('/health/ready'),
+      (r) => r.status === 200,
+    );
+  });
+});

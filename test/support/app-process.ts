@@ -1,0 +1,105 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * The service run as the container runs it (`node dist/main.js`, from a fresh `npm run build`),
+ * with PORT=0 and METRICS_PORT=0: the ports it picked are read from its own log lines. Keeps every
+ * log line (JSON) for assertions.
+ */
+export class AppProcess {
+  readonly lines: string[] = [];
+  readonly exited: Promise<Exit>;
+  private readonly waiters: { test: (line: string) => boolean; resolve: () => void }[] = [];
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly command: readonly string[],
+  ) {
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        this.lines.push(line);
+        for (const waiter of [...this.waiters]) {
+          if (waiter.test(line)) {
+            this.waiters.splice(this.waiters.indexOf(waiter), 1);
+            waiter.resolve();
+          }
+        }
+      });
+    }
+  }
+
+  /** Starts `command` (e.g. the Dockerfile's CMD) in the repository root, waits until it listens. */
+  static async start(
+    command: readonly string[],
+    env: Record<string, string>,
+  ): Promise<{ app: AppProcess; url: string; metricsUrl?: string }> {
+    const [file, ...args] = command;
+    const child = spawn(file, args, {
+      cwd: `${__dirname}/../..`,
+      env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const app = new AppProcess(child, command);
+    const listening = app.waitFor(/listening on/);
+    const exitedEarly = app.exited.then((exit) => {
+      throw new Error(`exited before listening (${JSON.stringify(exit)}):\n${app.output()}`);
+    });
+    await Promise.race([listening, exitedEarly]);
+    const port = /:(\d+)\/v1/.exec(app.find(/listening on/) ?? '')?.[1];
+    const metricsPort = /metrics on port (\d+)/.exec(app.find(/metrics on port/) ?? '')?.[1];
+    return {
+      app,
+      url: `http://127.0.0.1:${port ?? '?'}`,
+      metricsUrl: metricsPort ? `http://127.0.0.1:${metricsPort}` : undefined,
+    };
+  }
+
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error('not started');
+    return this.child.pid;
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** Resolves at the first log line (already seen or coming) that matches. */
+  waitFor(pattern: RegExp): Promise<void> {
+    if (this.find(pattern) !== undefined) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ test: (l) => pattern.test(l), resolve }));
+  }
+
+  find(pattern: RegExp): string | undefined {
+    return this.lines.find((line) => pattern.test(line));
+  }
+
+  /** Log lines parsed as JSON (pino); others are skipped. */
+  json(): Record<string, unknown>[] {
+    return this.lines.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  output(): string {
+    return this.lines.join('\n');
+  }
+
+  /** Ends it whatever state it is in (SIGKILL), for afterAll. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
