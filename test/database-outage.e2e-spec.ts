@@ -26,6 +26,8 @@ describe('database outage', () => {
   it('answers 503 with Retry-After while PostgreSQL is down, and recovers without a restart', async () => {
     await api(t).get('/v1/store/orders').expect(200);
 
+    const unseenKey = t.keys.issue({ plan: 'pro' }).then((issued) => issued.key);
+    await unseenKey;
     await t.db.end();
     pgCtl(dataDir, ['-m', 'fast', 'stop']);
 
@@ -42,6 +44,19 @@ describe('database outage', () => {
       expect(Date.now() - started).toBeLessThan(8_000);
     }
 
+    // A key this app has never resolved (so not cached) cannot be checked now. Its requests are
+    // the outage's 503s, not requests of an anonymous IP: more than the free plan's 60 a minute
+    // must not turn into 429s or an IP ban.
+    const unseen = await unseenKey;
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => api(t, unseen).get('/v1/store/orders').timeout(10_000)),
+      );
+      statuses.push(...answers.map((res) => res.status));
+    }
+    expect(new Set(statuses)).toEqual(new Set([503]));
+
     pgCtl(dataDir, ['-o', `-p ${port}`, 'start']);
     let status = 0;
     for (let attempt = 0; attempt < 40 && status !== 200; attempt++) {
@@ -50,5 +65,8 @@ describe('database outage', () => {
     }
     expect(status).toBe(200);
     await api(t).delete('/v1/store/orders/1').expect(204);
+    // And the unseen key, checked at last, is served on its own plan.
+    const served = await api(t, unseen).get('/v1/store/orders').expect(200);
+    expect(served.headers['x-ratelimit-limit']).toBe('300');
   });
 });

@@ -35,7 +35,14 @@ export class ApiKeyAuthenticator {
       req.authFailure = bearer.kind === 'missing' ? 'missing' : 'invalid';
       return undefined;
     }
-    const key = await this.resolve(hashApiKey(bearer.token));
+    let key: ActiveKey | undefined;
+    try {
+      key = await this.resolve(hashApiKey(bearer.token));
+    } catch (error) {
+      // Remembered, so the error path does not ask the unavailable database a second time.
+      req.authFailure = 'unavailable';
+      throw error;
+    }
     if (key) req.auth = key;
     else req.authFailure = 'invalid';
     return key;

@@ -1,7 +1,10 @@
 import type { ActiveKey } from './api-key.store';
 
-/** Why a request has no valid key: none was sent, or the one sent is not valid. */
-export type AuthFailure = 'missing' | 'invalid';
+/**
+ * Why a request has no valid key: none was sent, the one sent is not valid, or it could not be
+ * checked (the database is unavailable; the request is answered 503).
+ */
+export type AuthFailure = 'missing' | 'invalid' | 'unavailable';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -58,7 +58,7 @@ export class RateLimitService {
   private async count(req: Request, res: Response, windows: WindowSpec[]): Promise<void> {
     req.rateLimited = true;
     const key = req.auth;
-    const tracker = key ? `key:${key.keyId}` : `ip:${req.ip ?? 'unknown'}`;
+    const tracker = trackerOf(req);
     const banMs = this.config.banSeconds * 1000;
 
     const keyBannedUntil = key?.bannedUntil?.getTime() ?? 0;
@@ -108,7 +108,14 @@ export class RateLimitService {
     try {
       await this.authenticator.authenticate(req);
     } catch {
-      // The key cannot be checked (database down): count the request against its IP.
+      // Recorded on the request as authFailure 'unavailable'.
+    }
+    if (req.authFailure === 'unavailable') {
+      // The key could not be checked (the database is down; this error is the 503). Counting the
+      // request against the client's IP, at the free plan's numbers, would turn a paying client's
+      // 503s into 429s and then an IP ban: report the IP window without counting.
+      await this.reportUncounted(req, res);
+      return undefined;
     }
     try {
       await this.admit(req, res);
@@ -119,6 +126,20 @@ export class RateLimitService {
       return undefined;
     }
   }
+
+  private async reportUncounted(req: Request, res: Response): Promise<void> {
+    req.rateLimited = true;
+    try {
+      setRateLimitHeaders(res, await this.storage.peek(trackerOf(req), windowsFor(req)));
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not read the rate-limit window');
+    }
+  }
+}
+
+/** Whom a request counts against: its valid key, or without one, its client IP. */
+function trackerOf(req: Request): string {
+  return req.auth ? `key:${req.auth.keyId}` : `ip:${req.ip ?? 'unknown'}`;
 }
 
 /** The window that binds most: fewest requests remaining; on a tie, the one that resets later. */
