@@ -17,7 +17,7 @@ const swc = [
   },
 ];
 
-const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras'];
+const esmPackages = ['@nestjs', '@apidevtools', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras'];
 
 const shared = {
   testEnvironment: 'node',

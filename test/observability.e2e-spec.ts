@@ -49,6 +49,18 @@ describe('observability', () => {
       }
     });
 
+    it('is on responses refused before any Nest middleware runs: a 413, an undecodable path', async () => {
+      const tooLarge = await client
+        .send('delete', '/v1/store/orders/1')
+        .set('X-Request-Id', 'big-body-1')
+        .send('x'.repeat(20 * 1024));
+      expect(tooLarge.status).toBe(413);
+      expect(tooLarge.headers['x-request-id']).toBe('big-body-1');
+      const undecodable = await client.delete('/v1/store/orders/%E0%A4%A');
+      expect(undecodable.status).toBe(400);
+      expect(undecodable.headers['x-request-id']).toMatch(UUID);
+    });
+
     it('generates a different UUID for every request that sends none', async () => {
       const a = await client.get('/health/live');
       const b = await client.get('/health/live');

@@ -6,6 +6,7 @@ import {
   HealthIndicatorFunction,
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
+import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Public } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api.exception';
@@ -22,8 +23,10 @@ const NOT_READY_RETRY_AFTER_SECONDS = '5';
  * Probes for orchestrators and load balancers: public, not rate limited, outside `/v1`.
  * Liveness says the process answers; readiness says it can serve (database, Redis when
  * configured, and not shutting down), else 503 `SERVICE_UNAVAILABLE` like any other error.
+ * Not in the OpenAPI document, whose paths are all relative to `/v1`.
  */
 @Public()
+@ApiExcludeController()
 @Controller({ path: 'health', version: VERSION_NEUTRAL })
 export class HealthController {
   constructor(

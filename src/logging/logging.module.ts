@@ -8,12 +8,27 @@ import { AppConfig } from '../config/app-config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The caller's X-Request-Id when it is a sane token, else a new UUID; echoed on the response. */
+/**
+ * The request's id (`req.id`): the caller's X-Request-Id when it is a sane token, else a new UUID;
+ * echoed on the response. Given once, by {@link assignRequestId}, and reused by the request log.
+ */
 export function requestId(req: IncomingMessage, res: ServerResponse): string {
+  const assigned = (req as { id?: unknown }).id;
+  if (typeof assigned === 'string') return assigned;
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);
+  (req as { id?: string }).id = id;
   return id;
+}
+
+/**
+ * Express middleware installed first (`configureApp`): every response carries its id, also one
+ * refused before Nest's middleware runs (a body over the limit, a path that cannot be decoded).
+ */
+export function assignRequestId(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  requestId(req, res);
+  next();
 }
 
 /**

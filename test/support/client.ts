@@ -36,12 +36,16 @@ export function expectRateLimitHeaders(res: { headers: Record<string, string> })
 /**
  * Requests against a test app, as a client of the API would send them: with the app's test key,
  * unless `key` says otherwise (`null`: no Authorization header). Every e2e request goes through
- * here, so checks that hold for every response live in one place.
+ * here, so checks that hold for every response live in one place: the rate-limit headers, and
+ * the OpenAPI document the app serves (status documented, body and headers as documented).
  */
 export function api(t: TestApp, key: string | null = t.key) {
   const send = (method: Method, path: string): Test => {
     const req = request(t.http)[method](path);
     if (path.startsWith('/v1/')) req.expect(expectRateLimitHeaders);
+    req.expect((res) => {
+      t.contract.check(method, path, res);
+    });
     return key === null ? req : req.set('Authorization', `Bearer ${key}`);
   };
   return {

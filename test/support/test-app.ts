@@ -7,6 +7,7 @@ import { AppModule } from '../../src/app.module';
 import { ApiKeyStore } from '../../src/auth/api-key.store';
 import { configureApp } from '../../src/app.setup';
 import { ENV, TEMPLATE_DATABASE, withClient } from '../setup/clusters';
+import { OpenApiContract } from './contract';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -17,6 +18,8 @@ export interface TestApp {
   /** An enterprise key with limits no suite reaches; `api(t)` sends it unless told otherwise. */
   key: string;
   keys: ApiKeyStore;
+  /** The OpenAPI document this app serves: `api(t)` holds every response to it. */
+  contract: OpenApiContract;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,12 @@ export async function createTestDatabase(): Promise<string> {
   return templateUrl.replace(/[^/]+$/, name);
 }
 
+/** Serves the test app on a free loopback port, for clients that need a real URL. */
+export async function listen(t: TestApp): Promise<string> {
+  await t.app.listen(0, '127.0.0.1');
+  return t.app.getUrl();
+}
+
 /** The real AppModule, configured as `main.ts` does, on its own database. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const env = { LOG_LEVEL: 'silent', ...options.env };
@@ -47,26 +56,27 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     bodyParser: false,
     logger: false,
   });
-  configureApp(app);
-  await app.init();
   const db = new Pool({ connectionString: databaseUrl, max: 4 });
-  const keys = app.get(ApiKeyStore);
-  const { key } = await keys.issue({
-    plan: 'enterprise',
-    name: 'e2e',
-    limits: { perMinute: 1_000_000, perDay: 1_000_000_000 },
-  });
-  return {
-    app,
-    http: app.getHttpServer(),
-    db,
-    databaseUrl,
-    key,
-    keys,
-    close: async () => {
-      for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);
-      if (!db.ended) await db.end();
-      await app.close();
-    },
+  const close = async (): Promise<void> => {
+    for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);
+    if (!db.ended) await db.end();
+    await app.close();
   };
+  try {
+    configureApp(app);
+    await app.init();
+    const keys = app.get(ApiKeyStore);
+    const { key } = await keys.issue({
+      plan: 'enterprise',
+      name: 'e2e',
+      limits: { perMinute: 1_000_000, perDay: 1_000_000_000 },
+    });
+    const http = app.getHttpServer();
+    const contract = await OpenApiContract.load(http);
+    return { app, http, db, databaseUrl, key, keys, contract, close };
+  } catch (error) {
+    // A suite whose setup fails must not leave a server and a pool behind: Jest would never exit.
+    await close().catch(() => undefined);
+    throw error;
+  }
 }

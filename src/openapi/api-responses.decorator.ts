@@ -1,0 +1,127 @@
+import { applyDecorators, HttpStatus, type Type } from '@nestjs/common';
+import { ApiResponse, type HeaderObject } from '@nestjs/swagger';
+import { ERROR_MESSAGE, ERROR_STATUS, ErrorCode } from '../common/errors/error-code';
+import { ErrorSchema } from '../common/errors/error.schema';
+
+/** One documented response of an operation. */
+export interface DocumentedResponse {
+  description: string;
+  /** The body: a schema class, or `[Class]` for an array of it. None: no body. */
+  type?: Type | [Type];
+  /** Error responses: the codes this status can carry (each becomes an example). */
+  codes?: ErrorCode[];
+}
+
+const integer = { type: 'integer' } as const;
+
+/** On every response under /v1, errors included (the contract, section 3). */
+const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
+  'X-RateLimit-Limit': {
+    description:
+      'The limit of the window that binds most: of the minute and the day, the one with the ' +
+      'fewest requests remaining (on a tie, the one that resets later).',
+    schema: { ...integer, minimum: 1 },
+    required: true,
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in that window.',
+    schema: { ...integer, minimum: 0 },
+    required: true,
+  },
+  'X-RateLimit-Reset': {
+    description: "Unix time, in seconds, at which that window's count returns to its limit.",
+    schema: { ...integer, format: 'int64' },
+    required: true,
+  },
+  'X-Request-Id': {
+    description:
+      'The request id: the one the client sent, if sane, else a new UUID. In the logs too.',
+    schema: { type: 'string' },
+    required: true,
+  },
+};
+
+const RETRY_AFTER: HeaderObject = {
+  description: 'Whole seconds to wait before retrying (at least 1).',
+  schema: { ...integer, minimum: 1 },
+  required: true,
+};
+
+const WWW_AUTHENTICATE: HeaderObject = {
+  description:
+    'The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key ' +
+    'was presented but is not valid (RFC 6750).',
+  schema: { type: 'string' },
+  required: true,
+};
+
+/** Headers a response of this status always carries, beside the rate-limit ones. */
+const HEADERS_BY_STATUS: Partial<Record<number, Record<string, HeaderObject>>> = {
+  [HttpStatus.UNAUTHORIZED]: { 'WWW-Authenticate': WWW_AUTHENTICATE },
+  [HttpStatus.TOO_MANY_REQUESTS]: { 'Retry-After': RETRY_AFTER },
+  [HttpStatus.SERVICE_UNAVAILABLE]: { 'Retry-After': RETRY_AFTER },
+};
+
+/** What any operation under /v1 can answer, whatever it does. */
+const COMMON_RESPONSES: Record<number, DocumentedResponse> = {
+  [HttpStatus.BAD_REQUEST]: {
+    description: 'The request is malformed.',
+    codes: [ErrorCode.BAD_REQUEST],
+  },
+  [HttpStatus.UNAUTHORIZED]: {
+    description: 'The API key is missing or invalid.',
+    codes: [ErrorCode.UNAUTHORIZED],
+  },
+  [HttpStatus.PAYLOAD_TOO_LARGE]: {
+    description: 'A request body over 16 KiB (no operation takes a body).',
+    codes: [ErrorCode.PAYLOAD_TOO_LARGE],
+  },
+  [HttpStatus.TOO_MANY_REQUESTS]: {
+    description:
+      'Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is ' +
+      'temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` ' +
+      'seconds, and back off exponentially.',
+    codes: [ErrorCode.RATE_LIMIT_EXCEEDED, ErrorCode.API_KEY_BANNED],
+  },
+  [HttpStatus.INTERNAL_SERVER_ERROR]: {
+    description: 'An unexpected error; it is logged with the request id.',
+    codes: [ErrorCode.INTERNAL_ERROR],
+  },
+  [HttpStatus.SERVICE_UNAVAILABLE]: {
+    description: 'The database is unreachable; retry after `Retry-After` seconds.',
+    codes: [ErrorCode.SERVICE_UNAVAILABLE],
+  },
+};
+
+/**
+ * Documents every response of an operation under /v1: its own (`responses`), and those any
+ * operation can answer (400, 401, 413, 429, 500, 503), each with its body schema and headers.
+ * An operation's own entry for a status replaces the common one.
+ */
+export function ApiOperationResponses(
+  responses: Record<number, DocumentedResponse>,
+): MethodDecorator {
+  const all: Record<number, DocumentedResponse> = { ...COMMON_RESPONSES, ...responses };
+  return applyDecorators(
+    ...Object.entries(all).map(([key, response]) => {
+      const status = Number(key);
+      const headers = { ...RATE_LIMIT_HEADERS, ...HEADERS_BY_STATUS[status] };
+      const { description, type, codes } = response;
+      if (codes) {
+        return ApiResponse({
+          status,
+          description,
+          type: ErrorSchema,
+          headers,
+          examples: Object.fromEntries(codes.map((code) => [code, errorExample(code)])),
+        });
+      }
+      return ApiResponse({ status, description, headers, ...(type ? { type } : {}) });
+    }),
+  );
+}
+
+function errorExample(code: ErrorCode): { summary: string; value: object } {
+  const body = { code, message: ERROR_MESSAGE[code], status: ERROR_STATUS[code] };
+  return { summary: ERROR_MESSAGE[code], value: body };
+}

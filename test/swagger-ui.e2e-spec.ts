@@ -1,0 +1,89 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { insertOrders } from './support/orders';
+import { describeWithBinary } from './support/system-binary';
+import { createTestApp, listen, TestApp } from './support/test-app';
+
+/** Debian's chromium: no browser is downloaded (`apt-get install -y chromium`). */
+const CHROMIUM = '/usr/bin/chromium';
+
+describeWithBinary('chromium', 'chromium')('Swagger UI in a real browser', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    baseUrl = await listen(t);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t.close();
+  });
+
+  it('authorizes with a key, runs listOrders with "Try it out" and shows the orders', async () => {
+    await insertOrders(t.db, [{ petId: '4242', status: 'pending' }, { status: 'shipped' }]);
+    if (!browser) throw new Error('chromium did not start');
+    const page = await browser.newPage();
+    // A step that cannot happen fails with its own message, well within the test's timeout.
+    page.setDefaultTimeout(10_000);
+    const failures: string[] = [];
+    page.on('pageerror', (error) => failures.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') failures.push(message.text());
+    });
+    try {
+      await page.goto(`${baseUrl}/docs`);
+      await page.getByRole('heading', { name: /Petstore API/ }).waitFor();
+
+      await page
+        .getByRole('button', { name: /Authorize/ })
+        .first()
+        .click();
+      const dialog = page.locator('.modal-ux');
+      await dialog.locator('input').first().fill(t.key);
+      await dialog.locator('button.modal-btn.authorize').click();
+      await dialog.locator('button.modal-btn.btn-done').click();
+
+      const operation = page.locator('#operations-orders-listOrders');
+      await operation.locator('.opblock-summary').click();
+      await operation.getByRole('button', { name: 'Try it out' }).click();
+      const listed = page.waitForResponse((res) => res.url() === `${baseUrl}/v1/store/orders`);
+      await operation.getByRole('button', { name: 'Execute' }).click();
+      const response = await listed;
+      expect(response.status()).toBe(200);
+      expect(response.request().headers().authorization).toBe(`Bearer ${t.key}`);
+
+      // What the person sees: the live response's status and the orders in its body.
+      const live = operation.locator('.live-responses-table .response');
+      await live.waitFor();
+      expect((await live.locator('.response-col_status').textContent())?.trim()).toBe('200');
+      const shown = await live.locator('.response-col_description').textContent();
+      expect(shown).toContain('"petId": 4242');
+      expect(shown).toContain('"status": "shipped"');
+      expect(failures).toEqual([]);
+    } catch (error) {
+      const screenshot = join(tmpdir(), `swagger-ui-failure-${Date.now()}.png`);
+      await page.screenshot({ path: screenshot, fullPage: true });
+      throw new Error(
+        `${String(error)}
+screenshot: ${screenshot}; browser errors: ${failures.join(' | ')}`,
+        { cause: error },
+      );
+    } finally {
+      await page.close();
+    }
+  });
+});
