@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { MetricsService } from '../src/metrics/metrics.service';
 import { api, expectErrorBody } from './support/client';
 import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
@@ -208,6 +209,10 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
       // Fail open to per-instance counters: no hung request, no error, the limit still holds here.
       expect(down).toEqual({ 200: 5, 429: 5 });
       expect(Date.now() - started).toBeLessThan(5_000);
+      // ... and says so in its metrics, once per decision made without Redis.
+      const metrics = await a.app.get(MetricsService).render();
+      const fallbacks = /^rate_limit_redis_fallbacks_total (\d+)$/m.exec(metrics)?.[1];
+      expect(Number(fallbacks)).toBeGreaterThanOrEqual(10);
     } finally {
       await redis.restart();
     }

@@ -44,6 +44,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly redisFallbacks = new Counter({
+    name: 'rate_limit_redis_fallbacks_total',
+    help: 'Rate-limit decisions made with per-instance counters because Redis was unreachable',
+    registers: [this.registry],
+  });
+
   constructor(@InjectDataSource() dataSource: DataSource) {
     const pool = (): Pool | undefined => (dataSource.driver as { master?: Pool }).master;
     new Gauge({
@@ -86,6 +92,11 @@ export class MetricsService {
   /** One key (or anonymous IP) banned. */
   keyBanned(plan: string): void {
     this.bans.inc({ plan });
+  }
+
+  /** One rate-limit decision made in process while Redis is unreachable (the fail-open policy). */
+  rateLimitRedisFallback(): void {
+    this.redisFallbacks.inc();
   }
 
   get contentType(): string {

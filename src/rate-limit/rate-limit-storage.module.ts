@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
+import { MetricsService } from '../metrics/metrics.service';
 import { REDIS } from '../redis/redis.module';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit.storage';
@@ -11,10 +12,13 @@ import { RedisRateLimitStorage } from './redis-rate-limit.storage';
   providers: [
     {
       provide: RATE_LIMIT_STORAGE,
-      inject: [REDIS, PinoLogger],
-      useFactory: (redis: Redis | null, logger: PinoLogger): RateLimitStorage => {
+      inject: [REDIS, PinoLogger, MetricsService],
+      useFactory: (redis: Redis | null, logger: PinoLogger, metrics: MetricsService) => {
         logger.setContext('RateLimitStorage');
-        return redis ? new RedisRateLimitStorage(redis, logger) : new MemoryRateLimitStorage();
+        const storage: RateLimitStorage = redis
+          ? new RedisRateLimitStorage(redis, logger, () => metrics.rateLimitRedisFallback())
+          : new MemoryRateLimitStorage();
+        return storage;
       },
     },
   ],
