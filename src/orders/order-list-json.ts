@@ -1,0 +1,165 @@
+import { Readable } from 'node:stream';
+import type { PoolClient } from 'pg';
+import type Cursor from 'pg-cursor';
+import { OrderRow, orderJson } from './order-json';
+
+/** Rows fetched from the server-side cursor per round trip, and so per chunk written. */
+export const LIST_BATCH_SIZE = 1000;
+
+/** A list's connection and open cursor, held until the list is read to its end or abandoned. */
+export interface ListCursor {
+  client: PoolClient;
+  cursor: Cursor<OrderRow>;
+}
+
+const toError = (error: unknown): Error =>
+  error instanceof Error ? error : new Error(String(error));
+const jsonOf = (rows: OrderRow[]): string => rows.map(orderJson).join(',');
+
+/** A list that came whole in its first batch, as one JSON array. */
+export const wholeListJson = (rows: OrderRow[]): string => `[${jsonOf(rows)}]`;
+
+/** Asks for the next batch; a failure is handled by whoever awaits it (or by the close). */
+function readAhead(source: ListCursor): Promise<OrderRow[]> {
+  // Execute and Flush in one write (see OrdersService.listAsJson).
+  const { stream } = source.client.connection;
+  stream.cork();
+  const batch = source.cursor.read(LIST_BATCH_SIZE);
+  stream.uncork();
+  batch.catch(() => undefined);
+  return batch;
+}
+
+/**
+ * The order list as JSON text (one array), from its first batch of rows, already read; the rest
+ * comes from the cursor, one batch per `_read()`, so back-pressure reaches the database and memory
+ * stays flat however large the table is: at most the batch being written and the next one, asked
+ * for as soon as the previous one arrived full, so that the database round trip overlaps with
+ * writing.
+ *
+ * A hand-written Readable rather than an async generator under `Readable.from()`: the read-ahead
+ * and the early release need the control, and it costs less per chunk.
+ *
+ * The connection goes back to the pool as soon as the last batch has arrived (pg-cursor has closed
+ * the portal by then). Destroyed early (the client went away), the stream closes the cursor and
+ * releases the connection; after a failed read it releases the connection as broken.
+ */
+export class OrderListJson extends Readable {
+  /** The connection and cursor, until released. */
+  private source: ListCursor | undefined;
+  /** The first batch, until pushed. */
+  private first: OrderRow[] | undefined;
+  /** The next batch, asked for and not yet pushed. */
+  private next: Promise<OrderRow[]> | undefined;
+  /** A `_read()` is waiting for `next`. */
+  private waiting = false;
+  private connectionEnded = false;
+  private onConnectionEnd: (() => void) | undefined;
+
+  constructor(first: OrderRow[], source: ListCursor) {
+    super();
+    this.first = first;
+    this.source = source;
+    source.client.once('end', this.handleConnectionEnd);
+    this.next = readAhead(source);
+  }
+
+  override _read(): void {
+    const first = this.first;
+    if (first !== undefined) {
+      this.first = undefined;
+      this.push(`[${jsonOf(first)}`);
+      return;
+    }
+    const { source, next } = this;
+    if (!source || !next || this.waiting) return;
+    this.waiting = true;
+    next.then(
+      (rows) => {
+        this.waiting = false;
+        if (this.destroyed) return;
+        // Fewer rows than asked for: the cursor is exhausted and already closed.
+        const last = rows.length < LIST_BATCH_SIZE;
+        if (last) {
+          this.next = undefined;
+          this.release(source, false);
+        } else {
+          this.next = readAhead(source);
+        }
+        this.push(`${rows.length > 0 ? `,${jsonOf(rows)}` : ''}${last ? ']' : ''}`);
+        if (last) this.push(null);
+      },
+      (error: unknown) => {
+        this.waiting = false;
+        this.next = undefined;
+        this.destroy(toError(error));
+      },
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    const source = this.source;
+    if (!source) {
+      callback(error);
+      return;
+    }
+    this.abandon(source, error).then(
+      () => {
+        callback(error);
+      },
+      (failure: unknown) => {
+        callback(toError(failure));
+      },
+    );
+  }
+
+  /** The list was not read to its end: free its cursor and connection. */
+  private async abandon(source: ListCursor, error: Error | null): Promise<void> {
+    let failure = error ?? undefined;
+    // pg-cursor cannot close under a read in flight: let it finish.
+    try {
+      await this.next;
+    } catch (readError) {
+      failure ??= toError(readError);
+    }
+    if (failure) {
+      // A failed read leaves a connection that may be gone: pg closes it when released as
+      // broken, which ends the portal too. pg-cursor's close() would wait for a ReadyForQuery
+      // that a server gone away (e.g. pg_terminate_backend) never sends, and the connection
+      // would never return to the pool.
+      this.release(source, failure);
+      return;
+    }
+    this.release(source, await this.closeCursor(source));
+  }
+
+  /** Closes the cursor; gives up (with the reason) if the connection is lost meanwhile. */
+  private closeCursor(source: ListCursor): Promise<Error | undefined> {
+    if (this.connectionEnded) return Promise.resolve(new Error('database connection lost'));
+    return new Promise((resolve) => {
+      this.onConnectionEnd = () => {
+        resolve(new Error('database connection lost while closing the cursor'));
+      };
+      source.cursor.close().then(
+        () => {
+          resolve(undefined);
+        },
+        (error: unknown) => {
+          resolve(toError(error));
+        },
+      );
+    });
+  }
+
+  private release(source: ListCursor, failure: Error | false | undefined): void {
+    if (this.source !== source) return;
+    this.source = undefined;
+    source.client.removeListener('end', this.handleConnectionEnd);
+    source.client.release(failure ?? false);
+  }
+
+  private readonly handleConnectionEnd = (): void => {
+    this.connectionEnded = true;
+    this.onConnectionEnd?.();
+  };
+}
