@@ -16,22 +16,9 @@ import { createHash } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
-import { LIST_ORDERS_SQL, OrderRow } from '../../src/orders/order-json';
-
-/**
- * The service's cancel statement (CANCEL_SQL in src/orders/orders.service.ts, not exported there):
- * one conditional UPDATE that also reports the status of a row it did not change.
- */
-const CANCEL_SQL = `
-  WITH cancelled AS (
-    UPDATE orders SET status = 'cancelled'
-     WHERE id = $1 AND status = 'pending'
-    RETURNING status
-  )
-  SELECT status FROM cancelled
-  UNION ALL
-  SELECT status FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`;
-const STATUS_SQL = 'SELECT status FROM orders WHERE id = $1';
+// The service's own statements and row mapper (plain modules, no framework): the same work.
+import { LIST_ORDERS_SQL, OrderRow, orderJson } from '../../src/orders/order-json';
+import { CANCEL_SQL, STATUS_SQL } from '../../src/orders/orders.sql';
 
 const BEARER = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 const ORDER_PATH = /^\/v1\/store\/orders\/(-?[0-9]+)$/;
@@ -95,15 +82,6 @@ function admit(key: Key, res: ServerResponse): boolean {
   res.setHeader('X-RateLimit-Remaining', left(binding));
   res.setHeader('X-RateLimit-Reset', Math.ceil(binding.resetAtMs / 1000));
   return admitted;
-}
-
-function orderJson(row: OrderRow): string {
-  const [id, petId, quantity, shipDate, complete, status] = row;
-  let json = `{"id":${id}`;
-  if (petId !== null) json += `,"petId":${petId}`;
-  if (quantity !== null) json += `,"quantity":${quantity}`;
-  if (shipDate !== null) json += `,"shipDate":"${shipDate}"`;
-  return `${json},"complete":${complete},"status":"${status}"}`;
 }
 
 async function list(res: ServerResponse): Promise<void> {

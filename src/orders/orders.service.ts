@@ -7,27 +7,9 @@ import { DataSource } from 'typeorm';
 import { ApiException } from '../common/errors/api.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { LIST_ORDERS_SQL, OrderRow } from './order-json';
+import { CANCEL_SQL, STATUS_SQL } from './orders.sql';
 import { LIST_BATCH_SIZE, OrderListJson, wholeListJson } from './order-list-json';
 import { OrderStatus } from './order-status';
-
-/**
- * The transition is this one conditional UPDATE: only a pending row becomes cancelled, under the
- * row lock, so a cancel racing a shipment (or fifty cancels) can never both win. When it changes
- * nothing, the same statement reports the row's status, so the common answers take one round trip.
- * That status comes from the statement's snapshot: `pending` there means another transaction
- * changed the row while we waited for its lock, and {@link OrdersService.cancel} reads it again.
- */
-const CANCEL_SQL = `
-  WITH cancelled AS (
-    UPDATE orders SET status = 'cancelled'
-     WHERE id = $1 AND status = 'pending'
-    RETURNING status
-  )
-  SELECT status FROM cancelled
-  UNION ALL
-  SELECT status FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`;
-
-const STATUS_SQL = 'SELECT status FROM orders WHERE id = $1';
 
 /**
  * Orders of the shared `orders` table. The hot paths use the pool under TypeORM's DataSource
