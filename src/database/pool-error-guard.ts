@@ -1,8 +1,9 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
+import { pgPoolOf } from './pg-pool';
 
 /**
  * Keeps a lost database connection from crashing the process. node-postgres emits `error` on a
@@ -23,7 +24,7 @@ export class PoolErrorGuard implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const pool = (this.dataSource.driver as { master?: Pool }).master;
+    const pool = pgPoolOf(this.dataSource);
     pool?.on('acquire', (client) => {
       if (this.guarded.has(client)) return;
       this.guarded.add(client);

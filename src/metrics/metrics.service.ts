@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { pgPoolOf } from '../database/pg-pool';
 
 /** Latency buckets in seconds: from a cached-looking 5 ms to a 100,000-order list. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -51,7 +52,7 @@ export class MetricsService {
   });
 
   constructor(@InjectDataSource() dataSource: DataSource) {
-    const pool = (): Pool | undefined => (dataSource.driver as { master?: Pool }).master;
+    const pool = (): Pool | undefined => pgPoolOf(dataSource);
     new Gauge({
       name: 'db_pool_connections',
       help: 'Connections of the PostgreSQL pool: total open, idle, and in use',

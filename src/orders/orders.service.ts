@@ -10,6 +10,7 @@ import { LIST_ORDERS_SQL, OrderRow } from './order-json';
 import { CANCEL_SQL, STATUS_SQL } from './orders.sql';
 import { LIST_BATCH_SIZE, OrderListJson, wholeListJson } from './order-list-json';
 import { OrderStatus } from './order-status';
+import { pgPoolOf } from '../database/pg-pool';
 
 /**
  * Orders of the shared `orders` table. The hot paths use the pool under TypeORM's DataSource
@@ -21,7 +22,9 @@ export class OrdersService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   private get pool(): Pool {
-    return (this.dataSource.driver as unknown as { master: Pool }).master;
+    const pool = pgPoolOf(this.dataSource);
+    if (!pool) throw new Error('The DataSource is not initialised');
+    return pool;
   }
 
   /**
