@@ -91,6 +91,26 @@ describe('orders', () => {
       });
       expect(res.text).toBe(`[${expected.join(',')}]`);
     });
+    // The first 1,001 orders come from one query, the rest from a cursor after the last id sent:
+    // around that seam, with ids beyond 2^53 (the id the cursor continues from must be exact).
+    it.each([1_000, 1_001, 1_002, 3_003])(
+      'lists %i orders across the first query and the cursor, each exactly once, in order',
+      async (count) => {
+        const base = 9007199254740000n;
+        await t.db.query(
+          `INSERT INTO orders (id, pet_id, complete, status)
+           SELECT $1::bigint + g, g, false, 'pending' FROM generate_series(1, $2::int) AS g`,
+          [base.toString(), count],
+        );
+        const res = await client.get('/v1/store/orders').expect(200);
+        const expected = Array.from(
+          { length: count },
+          (_, i) =>
+            `{"id":${base + BigInt(i + 1)},"petId":${i + 1},"complete":false,"status":"pending"}`,
+        );
+        expect(res.text).toBe(`[${expected.join(',')}]`);
+      },
+    );
   });
 
   describe('DELETE /v1/store/orders/{orderId}', () => {

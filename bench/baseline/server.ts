@@ -17,8 +17,8 @@ import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
 // The service's own statements and row mapper (plain modules, no framework): the same work.
-import { LIST_ORDERS_SQL, OrderRow, orderJson } from '../../src/orders/order-json';
-import { CANCEL_SQL, STATUS_SQL } from '../../src/orders/orders.sql';
+import { OrderRow, orderJson } from '../../src/orders/order-json';
+import { CANCEL_SQL, LIST_ORDERS_SQL, STATUS_SQL } from '../../src/orders/orders.sql';
 
 const BEARER = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 const ORDER_PATH = /^\/v1\/store\/orders\/(-?[0-9]+)$/;

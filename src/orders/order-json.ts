@@ -1,8 +1,8 @@
 import { OrderStatus } from './order-status';
 
 /**
- * A row of {@link LIST_ORDERS_SQL} in array mode: int8 columns arrive as exact decimal strings and
- * `ship_date` already formatted as ISO 8601 UTC by PostgreSQL.
+ * A row of the list statements (orders.sql.ts) in array mode: int8 columns arrive as exact
+ * decimal strings and `ship_date` already formatted as ISO 8601 UTC by PostgreSQL.
  */
 export type OrderRow = [
   id: string,
@@ -12,13 +12,6 @@ export type OrderRow = [
   complete: boolean,
   status: OrderStatus,
 ];
-
-export const LIST_ORDERS_SQL = `
-  SELECT id, pet_id, quantity,
-         to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ship_date,
-         complete, status
-    FROM orders
-   ORDER BY id`;
 
 /**
  * The one mapping from a row to the Order JSON of the contract. Written by hand so int64 values

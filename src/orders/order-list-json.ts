@@ -2,9 +2,7 @@ import { Readable } from 'node:stream';
 import type { PoolClient } from 'pg';
 import type Cursor from 'pg-cursor';
 import { OrderRow, orderJson } from './order-json';
-
-/** Rows fetched from the server-side cursor per round trip, and so per chunk written. */
-export const LIST_BATCH_SIZE = 1000;
+import { LIST_BATCH_SIZE } from './orders.sql';
 
 /** A list's connection and open cursor, held until the list is read to its end or abandoned. */
 export interface ListCursor {
@@ -21,7 +19,7 @@ export const wholeListJson = (rows: OrderRow[]): string => `[${jsonOf(rows)}]`;
 
 /** Asks for the next batch; a failure is handled by whoever awaits it (or by the close). */
 function readAhead(source: ListCursor): Promise<OrderRow[]> {
-  // Execute and Flush in one write (see OrdersService.listAsJson).
+  // Execute and Flush in one write.
   const { stream } = source.client.connection;
   stream.cork();
   const batch = source.cursor.read(LIST_BATCH_SIZE);
@@ -31,11 +29,10 @@ function readAhead(source: ListCursor): Promise<OrderRow[]> {
 }
 
 /**
- * The order list as JSON text (one array), from its first batch of rows, already read; the rest
- * comes from the cursor, one batch per `_read()`, so back-pressure reaches the database and memory
- * stays flat however large the table is: at most the batch being written and the next one, asked
- * for as soon as the previous one arrived full, so that the database round trip overlaps with
- * writing.
+ * The order list as JSON text (one array), from its first rows, already read; the rest comes from
+ * the cursor, one batch per `_read()`, so back-pressure reaches the database and memory stays flat
+ * however large the table is: at most the batch being written and the next one, asked for as soon
+ * as the previous one arrived full, so that the database round trip overlaps with writing.
  *
  * A hand-written Readable rather than an async generator under `Readable.from()`: the read-ahead
  * and the early release need the control, and it costs less per chunk.

@@ -6,9 +6,15 @@ import Cursor from 'pg-cursor';
 import { DataSource } from 'typeorm';
 import { ApiException } from '../common/errors/api.exception';
 import { ErrorCode } from '../common/errors/error-code';
-import { LIST_ORDERS_SQL, OrderRow } from './order-json';
-import { CANCEL_SQL, STATUS_SQL } from './orders.sql';
-import { LIST_BATCH_SIZE, OrderListJson, wholeListJson } from './order-list-json';
+import { OrderRow } from './order-json';
+import {
+  CANCEL_SQL,
+  FIRST_ORDERS_SQL,
+  LIST_BATCH_SIZE,
+  ORDERS_AFTER_SQL,
+  STATUS_SQL,
+} from './orders.sql';
+import { OrderListJson, wholeListJson } from './order-list-json';
 import { OrderStatus } from './order-status';
 import { pgPoolOf } from '../database/pg-pool';
 
@@ -28,35 +34,35 @@ export class OrdersService {
   }
 
   /**
-   * Every order, by id, as JSON text (one array). Rows come from a server-side cursor in batches:
-   * a list that fits in the first batch is answered whole, a longer one as a stream, so memory
-   * stays flat however large the table is. Resolves once the first batch has arrived: a database
-   * that is down fails here, before any byte is sent, and gets a proper error response. Destroying
-   * the stream (a client gone) closes the cursor and frees the connection at once.
+   * Every order, by id, as JSON text (one array). The first batch (and one more row) comes from
+   * one plain query: a list that fits is answered whole from that one round trip. A longer one is
+   * a stream: those rows, then the orders after the last of them from a server-side cursor in
+   * batches, so memory stays flat however large the table is. Each order is sent exactly once, as
+   * it was when its batch was read. Resolves once the first rows have arrived: a database that is
+   * down fails here, before any byte is sent, and gets a proper error response. Destroying the
+   * stream (a client gone) closes the cursor and frees the connection at once.
    */
   async listAsJson(): Promise<Readable | string> {
+    const { rows: first } = await this.pool.query<OrderRow>({
+      text: FIRST_ORDERS_SQL,
+      rowMode: 'array',
+    });
+    if (first.length <= LIST_BATCH_SIZE) return wholeListJson(first);
+
     const client = await this.pool.connect();
-    // pg-cursor writes Parse, Bind, Describe, Execute and two Flushes one by one: corked, they
-    // leave in one write and wake the database once.
+    // pg-cursor writes Parse, Bind, Describe, Flush, then the first read's Execute and Flush, one
+    // by one: corked, they leave in one write and wake the database once.
     const { stream } = client.connection;
     stream.cork();
-    const cursor = client.query(new Cursor<OrderRow>(LIST_ORDERS_SQL, [], { rowMode: 'array' }));
-    const firstBatch = cursor.read(LIST_BATCH_SIZE);
-    stream.uncork();
-    let first: OrderRow[];
     try {
-      first = await firstBatch;
-    } catch (error) {
-      client.release(error instanceof Error ? error : true);
-      throw error;
+      const lastId = first[first.length - 1][0];
+      const cursor = client.query(
+        new Cursor<OrderRow>(ORDERS_AFTER_SQL, [lastId], { rowMode: 'array' }),
+      );
+      return new OrderListJson(first, { client, cursor });
+    } finally {
+      stream.uncork();
     }
-    if (first.length < LIST_BATCH_SIZE) {
-      // The whole list: pg-cursor has closed the exhausted portal (and seen ReadyForQuery), so
-      // the connection goes back to the pool before a byte is written.
-      client.release();
-      return wholeListJson(first);
-    }
-    return new OrderListJson(first, { client, cursor });
   }
 
   /** pending → cancelled; cancelled stays cancelled (DELETE is idempotent); shipped → 409. */

@@ -1,3 +1,23 @@
+/** The columns of an `OrderRow` (order-json.ts), in its order. */
+const ORDER_COLUMNS = `id, pet_id, quantity,
+         to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ship_date,
+         complete, status`;
+
+/** Every order, by id: the whole list in one statement (the benchmark's baseline reads this). */
+export const LIST_ORDERS_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY id`;
+
+/** Rows fetched from the server-side cursor per round trip, and so per chunk written. */
+export const LIST_BATCH_SIZE = 1000;
+
+/**
+ * The first orders of the list, by id: one more than a batch, so a list that fits is answered
+ * from this one round trip. No parameter, so pg sends it as one simple Query message.
+ */
+export const FIRST_ORDERS_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY id LIMIT ${LIST_BATCH_SIZE + 1}`;
+
+/** The rest of a longer list: the orders after id `$1`, read through a cursor in batches. */
+export const ORDERS_AFTER_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 ORDER BY id`;
+
 /**
  * The transition is this one conditional UPDATE: only a pending row becomes cancelled, under the
  * row lock, so a cancel racing a shipment (or fifty cancels) can never both win. When it changes
