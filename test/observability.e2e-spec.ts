@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { MetricsServer } from '../src/metrics/metrics.server';
 import { MetricsService } from '../src/metrics/metrics.service';
 import { bearerFor } from './support/auth';
@@ -122,11 +123,26 @@ describe('observability', () => {
   it('sends security headers for a JSON API on every response, and no X-Powered-By', async () => {
     for (const res of [await client.get('/health/live'), await client.get('/no/such/path')]) {
       expect(res.headers['x-content-type-options']).toBe('nosniff');
-      expect(res.headers['content-security-policy']).toContain("default-src 'self'");
-      expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+      expect(res.headers['content-security-policy']).toBe(
+        "default-src 'none';frame-ancestors 'none'",
+      );
+      expect(res.headers['x-frame-options']).toBe('DENY');
       expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
       expect(res.headers['x-powered-by']).toBeUndefined();
+      // Headers for HTML pages only: not on JSON.
+      expect(res.headers['cross-origin-opener-policy']).toBeUndefined();
+      expect(res.headers['x-xss-protection']).toBeUndefined();
     }
+  });
+
+  it("sends helmet's page headers on Swagger UI, with a policy that lets it run", async () => {
+    // Not an API operation, so not through the contract-checking client.
+    const res = await request(t.http).get('/docs/');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(res.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
+    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
   });
 
   it('serves liveness and readiness outside /v1 and without a key', async () => {

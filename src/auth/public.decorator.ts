@@ -13,12 +13,26 @@ export const IS_PUBLIC = 'store-orders:is-public';
 export const Public = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(IS_PUBLIC, true), SetMetadata(DECORATORS.API_SECURITY, []));
 
-/** Whether the handling route (or its controller) is `@Public()`. */
+/** Answers of {@link isPublic} by controller and handler: metadata does not change at run time. */
+const publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
+
+/**
+ * Whether the handling route (or its controller) is `@Public()`. Asked by each guard of every
+ * request, so the metadata is read once per route.
+ */
 export function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
-  return (
-    reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]) === true
-  );
+  const controller = context.getClass();
+  const handler = context.getHandler();
+  let byHandler = publicRoutes.get(controller);
+  if (!byHandler) {
+    byHandler = new WeakMap();
+    publicRoutes.set(controller, byHandler);
+  }
+  let answer = byHandler.get(handler);
+  if (answer === undefined) {
+    answer =
+      reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, controller]) === true;
+    byHandler.set(handler, answer);
+  }
+  return answer;
 }

@@ -1,49 +1,32 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
-import type { Request } from 'express';
-import { routeOf } from '../common/http/route-of';
+import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
-/**
- * The request's id (`req.id`): the caller's X-Request-Id when it is a sane token, else a new UUID;
- * echoed on the response. Given once, by {@link assignRequestId}, and reused by the request log.
- */
-export function requestId(req: IncomingMessage, res: ServerResponse): string {
-  const assigned = (req as { id?: unknown }).id;
-  if (typeof assigned === 'string') return assigned;
-  const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  res.setHeader('X-Request-Id', id);
-  (req as { id?: string }).id = id;
-  return id;
+function createRootLogger(config: AppConfig): Logger {
+  return pino({
+    level: config.logLevel,
+    transport:
+      process.env.NODE_ENV === 'development'
+        ? { target: 'pino-pretty', options: { singleLine: true } }
+        : undefined,
+  });
 }
 
-/**
- * Express middleware installed first (`configureApp`): every response carries its id, also one
- * refused before Nest's middleware runs (a body over the limit, a path that cannot be decoded).
- */
-export function assignRequestId(req: IncomingMessage, res: ServerResponse, next: () => void): void {
-  requestId(req, res);
-  next();
-}
+@Module({
+  providers: [{ provide: ROOT_LOGGER, inject: [AppConfig], useFactory: createRootLogger }],
+  exports: [ROOT_LOGGER],
+})
+class RootLoggerModule {}
 
 /**
- * What the one line per request adds to pino-http's (`req` with id and method, `res.statusCode`,
- * `responseTime` in ms): the route pattern and the id of the API key that made it (set by the auth
- * guard as `req.auth`); never the key itself.
- */
-export function requestSummary(req: IncomingMessage, _res: ServerResponse, line: object): object {
-  const keyId = (req as { auth?: { keyId?: unknown } }).auth?.keyId;
-  return { ...line, route: routeOf(req as Request), ...(keyId === undefined ? {} : { keyId }) };
-}
-
-/**
- * Structured JSON logs (pino): one line per request with its id, and the same id on every line
- * logged while serving it. Never the Authorization header. Pretty only in development.
+ * Structured JSON logs (pino) on stdout, pretty only in development: Nest's own logs and every
+ * `@InjectPinoLogger()` go through nestjs-pino, on the one root logger. Never the Authorization
+ * header. The one line per request is written by `observeRequests` (see there why not pino-http):
+ * nestjs-pino's HTTP middleware is mounted on no route.
  */
 @Module({})
 export class LoggingModule {
@@ -55,36 +38,14 @@ export class LoggingModule {
     return {
       module: LoggingModule,
       imports: [
+        RootLoggerModule,
         LoggerModule.forRootAsync({
-          inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({
-            pinoHttp: {
-              level: config.logLevel,
-              genReqId: requestId,
-              customSuccessObject: requestSummary,
-              customErrorObject: (req, res, _err, line: object) => requestSummary(req, res, line),
-              serializers: {
-                req: (req: {
-                  id: string;
-                  method: string;
-                  url: string;
-                  remoteAddress?: string;
-                }) => ({
-                  id: req.id,
-                  method: req.method,
-                  url: req.url,
-                  remoteAddress: req.remoteAddress,
-                }),
-                res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-              },
-              transport:
-                process.env.NODE_ENV === 'development'
-                  ? { target: 'pino-pretty', options: { singleLine: true } }
-                  : undefined,
-            },
-          }),
+          imports: [RootLoggerModule],
+          inject: [ROOT_LOGGER],
+          useFactory: (logger: Logger) => ({ pinoHttp: { logger }, forRoutes: [] }),
         }),
       ],
+      exports: [RootLoggerModule],
     };
   }
 }

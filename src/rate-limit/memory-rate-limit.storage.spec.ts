@@ -16,68 +16,68 @@ describe('MemoryRateLimitStorage', () => {
     storage = new MemoryRateLimitStorage(() => now);
   });
 
-  it('admits while every window has room, counting in all of them', async () => {
-    const first = await storage.hit('k', windows, NEVER);
+  it('admits while every window has room, counting in all of them', () => {
+    const first = storage.hit('k', windows, NEVER);
     expect(first.outcome).toBe('admitted');
     expect(first.windows.map((w) => w.count)).toEqual([1, 1]);
     expect(first.windows.map((w) => w.resetAtMs)).toEqual([now + 60_000, now + 86_400_000]);
   });
 
-  it('counts nothing for a rejected request', async () => {
-    await storage.hit('k', windows, NEVER);
-    await storage.hit('k', windows, NEVER);
-    const rejected = await storage.hit('k', windows, NEVER);
+  it('counts nothing for a rejected request', () => {
+    storage.hit('k', windows, NEVER);
+    storage.hit('k', windows, NEVER);
+    const rejected = storage.hit('k', windows, NEVER);
     expect(rejected.outcome).toBe('rejected');
     expect(rejected.windows.map((w) => w.count)).toEqual([2, 2]);
     now += 60_000; // the minute window resets; the day still has exactly one request left
-    expect((await storage.hit('k', windows, NEVER)).outcome).toBe('admitted');
-    expect((await storage.hit('k', windows, NEVER)).outcome).toBe('rejected');
+    expect(storage.hit('k', windows, NEVER).outcome).toBe('admitted');
+    expect(storage.hit('k', windows, NEVER).outcome).toBe('rejected');
   });
 
-  it('anchors a window at its first request and restarts it after it resets', async () => {
+  it('anchors a window at its first request and restarts it after it resets', () => {
     now += 12_345;
-    const first = await storage.hit('k', windows, NEVER);
+    const first = storage.hit('k', windows, NEVER);
     expect(first.windows[0].resetAtMs).toBe(now + 60_000);
     now += 60_000;
-    const next = await storage.hit('k', windows, NEVER);
+    const next = storage.hit('k', windows, NEVER);
     expect(next.windows[0]).toMatchObject({ count: 1, resetAtMs: now + 60_000 });
   });
 
-  it('keeps trackers apart', async () => {
-    await storage.hit('a', windows, NEVER);
-    await storage.hit('a', windows, NEVER);
-    expect((await storage.hit('b', windows, NEVER)).outcome).toBe('admitted');
+  it('keeps trackers apart', () => {
+    storage.hit('a', windows, NEVER);
+    storage.hit('a', windows, NEVER);
+    expect(storage.hit('b', windows, NEVER).outcome).toBe('admitted');
   });
 
-  it('asks for a ban after more rejections than tolerated, then counts afresh', async () => {
+  it('asks for a ban after more rejections than tolerated, then counts afresh', () => {
     const policy = { after: 2, storeForMs: 0 };
-    await storage.hit('k', windows, policy);
-    await storage.hit('k', windows, policy);
-    expect((await storage.hit('k', windows, policy)).outcome).toBe('rejected');
-    expect((await storage.hit('k', windows, policy)).outcome).toBe('rejected');
-    expect((await storage.hit('k', windows, policy)).outcome).toBe('ban');
-    expect((await storage.hit('k', windows, policy)).outcome).toBe('rejected');
+    storage.hit('k', windows, policy);
+    storage.hit('k', windows, policy);
+    expect(storage.hit('k', windows, policy).outcome).toBe('rejected');
+    expect(storage.hit('k', windows, policy).outcome).toBe('rejected');
+    expect(storage.hit('k', windows, policy).outcome).toBe('ban');
+    expect(storage.hit('k', windows, policy).outcome).toBe('rejected');
   });
 
-  it('keeps an anonymous ban itself, for its length', async () => {
+  it('keeps an anonymous ban itself, for its length', () => {
     const policy = { after: 0, storeForMs: 5_000 };
-    await storage.hit('ip', windows, policy);
-    await storage.hit('ip', windows, policy);
-    expect((await storage.hit('ip', windows, policy)).outcome).toBe('ban');
-    const banned = await storage.hit('ip', windows, policy);
+    storage.hit('ip', windows, policy);
+    storage.hit('ip', windows, policy);
+    expect(storage.hit('ip', windows, policy).outcome).toBe('ban');
+    const banned = storage.hit('ip', windows, policy);
     expect(banned).toMatchObject({ outcome: 'banned', bannedUntilMs: now + 5_000 });
     now += 60_000;
-    expect((await storage.hit('ip', windows, policy)).outcome).toBe('admitted');
+    expect(storage.hit('ip', windows, policy).outcome).toBe('admitted');
   });
 
-  it('peeks without counting', async () => {
-    await storage.hit('k', windows, NEVER);
-    expect((await storage.peek('k', windows)).map((w) => w.count)).toEqual([1, 1]);
-    expect((await storage.peek('k', windows)).map((w) => w.count)).toEqual([1, 1]);
+  it('peeks without counting', () => {
+    storage.hit('k', windows, NEVER);
+    expect(storage.peek('k', windows).map((w) => w.count)).toEqual([1, 1]);
+    expect(storage.peek('k', windows).map((w) => w.count)).toEqual([1, 1]);
   });
 
-  it('stays bounded under a flood of distinct trackers', async () => {
-    for (let i = 0; i < 300_000; i++) await storage.hit(`ip:${i}`, windows, NEVER);
+  it('stays bounded under a flood of distinct trackers', () => {
+    for (let i = 0; i < 300_000; i++) storage.hit(`ip:${i}`, windows, NEVER);
     const size = (storage as unknown as { counters: { size: number } }).counters.size;
     expect(size).toBeLessThanOrEqual(250_000);
   });

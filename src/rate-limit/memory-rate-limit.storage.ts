@@ -34,16 +34,16 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): Promise<HitResult> {
+  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult {
     const now = this.now();
     const banned = this.live(`${tracker}:ban`, now);
     const counters = windows.map((w) => this.live(`${tracker}:${w.name}`, now));
     if (banned) {
-      return Promise.resolve({
+      return {
         outcome: 'banned',
         windows: this.states(windows, counters),
         bannedUntilMs: banned.resetAtMs,
-      });
+      };
     }
 
     const full = windows.filter((w, i) => (counters[i]?.count ?? 0) >= w.limit);
@@ -53,7 +53,7 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
         counter.count++;
         counters[i] = counter;
       });
-      return Promise.resolve({ outcome: 'admitted', windows: this.states(windows, counters) });
+      return { outcome: 'admitted', windows: this.states(windows, counters) };
     }
 
     // Rejections are counted until the blocking window (the full one that resets last) resets.
@@ -69,29 +69,27 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
       this.counters.delete(`${tracker}:rejected`);
       if (ban.storeForMs > 0) this.start(`${tracker}:ban`, now + ban.storeForMs).count = 1;
     }
-    return Promise.resolve({ outcome, windows: this.states(windows, counters) });
+    return { outcome, windows: this.states(windows, counters) };
   }
 
-  peek(tracker: string, windows: WindowSpec[]): Promise<WindowState[]> {
+  peek(tracker: string, windows: WindowSpec[]): WindowState[] {
     const now = this.now();
-    return Promise.resolve(
-      this.states(
-        windows,
-        windows.map((w) => this.live(`${tracker}:${w.name}`, now)),
-      ),
+    return this.states(
+      windows,
+      windows.map((w) => this.live(`${tracker}:${w.name}`, now)),
     );
   }
 
   /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
-  async increment(
+  increment(
     key: string,
     ttl: number,
     limit: number,
     blockDuration: number,
     throttlerName: string,
   ): ReturnType<ThrottlerStorage['increment']> {
-    const result = await this.hit(key, [{ name: throttlerName, limit, ttlMs: ttl }], NO_BAN);
-    return toThrottlerRecord(result, blockDuration, this.now());
+    const result = this.hit(key, [{ name: throttlerName, limit, ttlMs: ttl }], NO_BAN);
+    return Promise.resolve(toThrottlerRecord(result, blockDuration, this.now()));
   }
 
   private live(key: string, now: number): Counter | undefined {

@@ -1,11 +1,9 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import {
   InjectThrottlerOptions,
-  InjectThrottlerStorage,
-  ThrottlerGuard,
   type ThrottlerModuleOptions,
-  type ThrottlerStorage,
+  type ThrottlerOptions,
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { isPublic } from '../auth/public.decorator';
@@ -14,39 +12,60 @@ import { WindowSpec } from './rate-limit.storage';
 
 /**
  * The ThrottlerModule's named throttlers (minute, day; limits from the request's plan), applied
- * together: the stock guard checks them one after the other, so a request refused by the day
- * window would already have counted in the minute window. Its per-throttler headers (suffixed,
- * reset in seconds-until) and its exception body are replaced by the contract's.
+ * together. Not the stock ThrottlerGuard: it checks them one after the other, so a request refused
+ * by the day window would already have counted in the minute window; its headers (suffixed, reset
+ * in seconds-until) and its exception body are not the contract's; and it returns a promise on
+ * every request.
  */
 @Injectable()
-export class PlanThrottlerGuard extends ThrottlerGuard {
+export class PlanThrottlerGuard implements CanActivate {
+  private readonly throttlers: readonly ThrottlerOptions[];
+
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
-    @InjectThrottlerStorage() storage: ThrottlerStorage,
-    reflector: Reflector,
+    private readonly reflector: Reflector,
     private readonly rateLimit: RateLimitService,
   ) {
-    super(options, storage, reflector);
+    this.throttlers = Array.isArray(options) ? options : options.throttlers;
   }
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous while the limits and the storage are: no promise on the path of every request. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublic(this.reflector, context)) return true;
-    const windows: WindowSpec[] = await Promise.all(
-      this.throttlers.map(async (throttler) => ({
-        name: throttler.name ?? 'default',
-        limit: await resolve(throttler.limit, context),
-        ttlMs: await resolve(throttler.ttl, context),
-      })),
-    );
     const http = context.switchToHttp();
-    await this.rateLimit.admit(http.getRequest<Request>(), http.getResponse<Response>(), windows);
-    return true;
+    const admit = (windows: WindowSpec[]): boolean | Promise<boolean> => {
+      const admitted = this.rateLimit.admit(
+        http.getRequest<Request>(),
+        http.getResponse<Response>(),
+        windows,
+      );
+      return admitted instanceof Promise ? admitted.then(() => true) : true;
+    };
+    const windows: WindowSpec[] = [];
+    let pending: Promise<void>[] | undefined;
+    for (const throttler of this.throttlers) {
+      const spec: WindowSpec = { name: throttler.name ?? 'default', limit: 0, ttlMs: 0 };
+      windows.push(spec);
+      const limit = resolve(throttler.limit, context);
+      const ttlMs = resolve(throttler.ttl, context);
+      if (typeof limit === 'number' && typeof ttlMs === 'number') {
+        spec.limit = limit;
+        spec.ttlMs = ttlMs;
+      } else {
+        const resolved = Promise.all([limit, ttlMs]).then(([l, t]) => {
+          spec.limit = l;
+          spec.ttlMs = t;
+        });
+        (pending ??= []).push(resolved);
+      }
+    }
+    return pending ? Promise.all(pending).then(() => admit(windows)) : admit(windows);
   }
 }
 
-async function resolve(
+function resolve(
   value: number | ((context: ExecutionContext) => number | Promise<number>),
   context: ExecutionContext,
-): Promise<number> {
+): number | Promise<number> {
   return typeof value === 'function' ? value(context) : value;
 }

@@ -9,6 +9,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import {
+  HitResult,
   RATE_LIMIT_STORAGE,
   RateLimitStorage,
   WindowSpec,
@@ -43,60 +44,83 @@ export class RateLimitService {
 
   /**
    * Counts the request against its key (or, without a valid key, its IP) and sets the headers.
-   * Throws the 429 when a window is full or the client is banned.
+   * Throws (or rejects with) the 429 when a window is full or the client is banned. Synchronous
+   * when the storage is (the in-process counters): no promise on the path of every request.
    */
-  async admit(req: Request, res: Response, windows: WindowSpec[] = windowsFor(req)): Promise<void> {
-    try {
-      await this.count(req, res, windows);
-    } catch (error) {
+  admit(
+    req: Request,
+    res: Response,
+    windows: WindowSpec[] = windowsFor(req),
+  ): void | Promise<void> {
+    const rejected = (error: unknown): never => {
       if (error instanceof ApiException)
         this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
       throw error;
+    };
+    try {
+      const counted = this.count(req, res, windows);
+      return counted instanceof Promise ? counted.catch(rejected) : undefined;
+    } catch (error) {
+      return rejected(error);
     }
   }
 
-  private async count(req: Request, res: Response, windows: WindowSpec[]): Promise<void> {
+  private count(req: Request, res: Response, windows: WindowSpec[]): void | Promise<void> {
     req.rateLimited = true;
     const key = req.auth;
     const tracker = trackerOf(req);
-    const banMs = this.config.banSeconds * 1000;
 
     const keyBannedUntil = key?.bannedUntil?.getTime() ?? 0;
     if (keyBannedUntil > Date.now()) {
-      setRateLimitHeaders(res, await this.storage.peek(tracker, windows));
-      throw banned(keyBannedUntil - Date.now());
+      const whenPeeked = (states: WindowState[]): never => {
+        setRateLimitHeaders(res, states);
+        throw banned(keyBannedUntil - Date.now());
+      };
+      const states = this.storage.peek(tracker, windows);
+      return states instanceof Promise ? states.then(whenPeeked) : whenPeeked(states);
     }
 
-    const result = await this.storage.hit(tracker, windows, {
+    const result = this.storage.hit(tracker, windows, {
       after: this.config.banAfter,
       // A key's ban is kept in the database, where `keys unban` lifts it; an IP's in the storage.
-      storeForMs: key ? 0 : banMs,
+      storeForMs: key ? 0 : this.config.banSeconds * 1000,
     });
-    setRateLimitHeaders(res, result.windows);
+    return result instanceof Promise
+      ? result.then((r) => this.decide(req, res, r))
+      : this.decide(req, res, result);
+  }
 
+  /** Sets the headers of a counted request, and throws its 429 if it was not admitted. */
+  private decide(req: Request, res: Response, result: HitResult): void | Promise<void> {
+    setRateLimitHeaders(res, result.windows);
     switch (result.outcome) {
       case 'admitted':
         return;
       case 'banned':
         throw banned((result.bannedUntilMs ?? Date.now()) - Date.now());
-      case 'ban': {
-        const until = new Date(Date.now() + banMs);
-        if (key) {
-          await this.keys.ban(key.keyId, until);
-          // The cached key is this object: this instance sees the ban at once, others within
-          // the key cache's lifetime.
-          key.bannedUntil = until;
-        }
-        this.metrics.keyBanned(key?.plan ?? 'anonymous');
-        this.logger.warn(
-          { keyId: key?.keyId, ip: key ? undefined : req.ip, plan: key?.plan, until },
-          'banned for sending after being rate limited',
-        );
-        throw banned(banMs);
-      }
+      case 'ban':
+        return this.ban(req);
       case 'rejected':
         throw exceeded(result.windows);
     }
+  }
+
+  private async ban(req: Request): Promise<never> {
+    const key = req.auth;
+    const banMs = this.config.banSeconds * 1000;
+    const until = new Date(Date.now() + banMs);
+    if (key) {
+      await this.keys.ban(key.keyId, until);
+      // The cached key is this object: this instance sees the ban at once, others within the key
+      // cache's lifetime.
+      key.bannedUntil = until;
+    }
+    this.metrics.keyBanned(key?.plan ?? 'anonymous');
+    this.logger.warn(
+      { reqId: req.id, keyId: key?.keyId, ip: key ? undefined : req.ip, plan: key?.plan, until },
+      'banned for sending after being rate limited',
+    );
+    throw banned(banMs);
   }
 
   /**
@@ -122,7 +146,7 @@ export class RateLimitService {
       return undefined;
     } catch (error) {
       if (error instanceof ApiException) return error;
-      this.logger.warn({ err: error }, 'could not count a request');
+      this.logger.warn({ err: error, reqId: req.id }, 'could not count a request');
       return undefined;
     }
   }
@@ -132,7 +156,7 @@ export class RateLimitService {
     try {
       setRateLimitHeaders(res, await this.storage.peek(trackerOf(req), windowsFor(req)));
     } catch (error) {
-      this.logger.warn({ err: error }, 'could not read the rate-limit window');
+      this.logger.warn({ err: error, reqId: req.id }, 'could not read the rate-limit window');
     }
   }
 }

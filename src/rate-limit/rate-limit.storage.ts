@@ -51,9 +51,10 @@ export interface BanPolicy {
  * operation per request. Also a {@link ThrottlerStorage}, so `@nestjs/throttler` can use it.
  */
 export interface RateLimitStorage extends ThrottlerStorage {
-  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): Promise<HitResult>;
+  /** Synchronous where the counters are in process: no promise on every request. */
+  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult | Promise<HitResult>;
   /** The windows' state without counting anything (for the headers of a banned request). */
-  peek(tracker: string, windows: WindowSpec[]): Promise<WindowState[]>;
+  peek(tracker: string, windows: WindowSpec[]): WindowState[] | Promise<WindowState[]>;
 }
 
 export const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');

@@ -151,7 +151,7 @@ export class RedisRateLimitStorage implements RateLimitStorage {
     return toThrottlerRecord(result, blockDuration);
   }
 
-  private degrade<T>(error: unknown, local: () => Promise<T>): Promise<T> {
+  private degrade<T>(error: unknown, local: () => T): T {
     if (!this.degraded) {
       this.degraded = true;
       this.logger.warn(

@@ -6,6 +6,11 @@ import { ErrorCode } from '../errors/error-code';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
+/** Whether a request has a body (RFC 9112 §6.3): a transfer coding, or a non-zero length. */
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
 /**
  * No operation takes a body, but a client may send one: read at most 16 KiB of any type and answer
  * 413 past that (Content-Length or chunked), instead of leaving the socket to an unread stream.
@@ -15,7 +20,12 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export class BodyLimitMiddleware implements NestMiddleware {
   private readonly parse = raw({ type: () => true, limit: MAX_BODY_BYTES });
 
-  use(req: Request, res: Response, next: NextFunction): Promise<void> {
+  use(req: Request, res: Response, next: NextFunction): void | Promise<void> {
+    // No body (nearly every request): nothing to read, and no promise.
+    if (!hasBody(req)) {
+      next();
+      return;
+    }
     // Errors are thrown (not passed to `next`) so that the global filter shapes them.
     return new Promise((resolve, reject) => {
       this.parse(req, res, (error?: unknown) => {
