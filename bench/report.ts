@@ -91,7 +91,8 @@ above the load. The baseline (bench/baseline/server.ts) is the least a Node serv
 the same answers: \`node:http\` and \`pg\` (pool of 10, like the service), bearer parse, SHA-256 of
 the key, an in-memory map of keys, in-memory minute and day counters with the X-RateLimit-*
 headers, the service's SQL (a list as one plain query, its whole result at once, where the service
-reads a cursor in batches of 1,000 so that any size streams), and byte-identical JSON (checked
+reads its first 1,001 rows that way and any further ones from a cursor in batches of 1,000, so any
+size streams), and byte-identical JSON (checked
 before the load). What the service does on top, per request: NestJS on Express with its global
 guard chain (key, rate limit), the 16 KiB body limit, helmet's security headers, an X-Request-Id,
 Prometheus metrics and one log line.
