@@ -32,15 +32,6 @@ export class PlanThrottlerGuard implements CanActivate {
   /** Synchronous while the limits and the storage are: no promise on the path of every request. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublic(this.reflector, context)) return true;
-    const http = context.switchToHttp();
-    const admit = (windows: WindowSpec[]): boolean | Promise<boolean> => {
-      const admitted = this.rateLimit.admit(
-        http.getRequest<Request>(),
-        http.getResponse<Response>(),
-        windows,
-      );
-      return admitted instanceof Promise ? admitted.then(() => true) : true;
-    };
     const windows: WindowSpec[] = [];
     let pending: Promise<void>[] | undefined;
     for (const throttler of this.throttlers) {
@@ -59,7 +50,19 @@ export class PlanThrottlerGuard implements CanActivate {
         (pending ??= []).push(resolved);
       }
     }
-    return pending ? Promise.all(pending).then(() => admit(windows)) : admit(windows);
+    return pending
+      ? Promise.all(pending).then(() => this.admit(context, windows))
+      : this.admit(context, windows);
+  }
+
+  private admit(context: ExecutionContext, windows: WindowSpec[]): boolean | Promise<boolean> {
+    const http = context.switchToHttp();
+    const admitted = this.rateLimit.admit(
+      http.getRequest<Request>(),
+      http.getResponse<Response>(),
+      windows,
+    );
+    return admitted instanceof Promise ? admitted.then(() => true) : true;
   }
 }
 

@@ -52,17 +52,21 @@ export class RateLimitService {
     res: Response,
     windows: WindowSpec[] = windowsFor(req),
   ): void | Promise<void> {
-    const rejected = (error: unknown): never => {
-      if (error instanceof ApiException)
-        this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
-      throw error;
-    };
     try {
       const counted = this.count(req, res, windows);
-      return counted instanceof Promise ? counted.catch(rejected) : undefined;
+      return counted instanceof Promise
+        ? counted.catch((error: unknown) => this.rejected(req, error))
+        : undefined;
     } catch (error) {
-      return rejected(error);
+      return this.rejected(req, error);
     }
+  }
+
+  /** Counts a 429 in the metrics, and passes the error on. */
+  private rejected(req: Request, error: unknown): never {
+    if (error instanceof ApiException)
+      this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
+    throw error;
   }
 
   private count(req: Request, res: Response, windows: WindowSpec[]): void | Promise<void> {
