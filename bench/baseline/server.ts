@@ -12,7 +12,7 @@
  * Started by bench/run.ts with DATABASE_URL (and PORT, 0 for any); it logs its URL as the service
  * does ("listening on http://127.0.0.1:<port>/v1"), so the same launcher finds its port.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
@@ -108,7 +108,7 @@ async function cancel(res: ServerResponse, text: string): Promise<void> {
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
-  const key = token && keys.get(createHash('sha256').update(token).digest('hex'));
+  const key = token && keys.get(hash('sha256', token, 'hex'));
   if (!key) {
     res.setHeader('WWW-Authenticate', 'Bearer realm="store-orders"');
     reply(res, 401, 'UNAUTHORIZED', 'A valid API key is required');

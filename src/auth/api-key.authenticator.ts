@@ -20,7 +20,16 @@ export class ApiKeyAuthenticator {
   private readonly cache = new LRUCache<string, ActiveKey | false>({
     max: KEY_CACHE_MAX_ENTRIES,
     ttl: KEY_CACHE_TTL_MS,
+    // Staleness read from the clock at each lookup, not from a clock cached by a new timer every
+    // millisecond: the lookup is on every request.
+    ttlResolution: 0,
   });
+
+  /**
+   * Database lookups under way, by hash. When a key's cache entry lapses under load, the requests
+   * that carry it at that moment wait for one lookup instead of each sending its own.
+   */
+  private readonly lookups = new Map<string, Promise<ActiveKey | undefined>>();
 
   constructor(
     private readonly store: ApiKeyStore,
@@ -68,9 +77,18 @@ export class ApiKeyAuthenticator {
     else req.authFailure = 'invalid';
   }
 
-  private async resolve(keyHash: string): Promise<ActiveKey | undefined> {
+  private resolve(keyHash: string): Promise<ActiveKey | undefined> {
     const cached = this.cache.get(keyHash);
-    if (cached !== undefined) return cached || undefined;
+    if (cached !== undefined) return Promise.resolve(cached || undefined);
+    let lookup = this.lookups.get(keyHash);
+    if (!lookup) {
+      lookup = this.lookUp(keyHash).finally(() => this.lookups.delete(keyHash));
+      this.lookups.set(keyHash, lookup);
+    }
+    return lookup;
+  }
+
+  private async lookUp(keyHash: string): Promise<ActiveKey | undefined> {
     const key = await this.store.findActive(keyHash);
     this.cache.set(keyHash, key ?? false);
     if (key) {

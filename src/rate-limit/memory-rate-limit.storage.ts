@@ -15,69 +15,85 @@ interface Counter {
   resetAtMs: number;
 }
 
-/**
- * Most trackers (windows, rejection counts, bans) kept at once. Entries expire with their window;
- * beyond this, the least recently used go first, so memory stays bounded under millions of
- * distinct keys and IPs.
- */
-const MAX_ENTRIES = 250_000;
+/** Everything counted for one tracker (a key or an IP): one cache entry, one lookup a request. */
+interface Tracker {
+  /** By window name; a counter whose window has reset is stale, and restarts when counted in. */
+  windows: Map<string, Counter>;
+  /** Rejections since the blocking window filled, toward a ban. */
+  rejected?: Counter;
+  /** An anonymous ban kept here: until then (ms since the epoch). */
+  bannedUntilMs: number;
+}
 
 /**
- * In-process counters: O(1) per request, no timer per key and no list of hits (the stock
+ * Most trackers kept at once. Beyond this, the least recently used go first, so memory stays
+ * bounded (about 50 MB at worst) under millions of distinct keys and IPs. A window that has
+ * reset is seen as such when next read; the tracker itself goes when others push it out.
+ */
+const MAX_TRACKERS = 100_000;
+
+/**
+ * In-process counters: one cache lookup per request, no timer and no list of hits (the stock
  * throttler storage keeps one entry per hit: 100,000 for a business key's day).
  */
 export class MemoryRateLimitStorage implements RateLimitStorage {
-  private readonly counters = new LRUCache<string, Counter>({
-    max: MAX_ENTRIES,
-    ttlAutopurge: false,
-  });
+  private readonly trackers = new LRUCache<string, Tracker>({ max: MAX_TRACKERS });
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult {
+  hit(trackerKey: string, windows: WindowSpec[], ban: BanPolicy): HitResult {
     const now = this.now();
-    const banned = this.live(`${tracker}:ban`, now);
-    const counters = windows.map((w) => this.live(`${tracker}:${w.name}`, now));
-    if (banned) {
+    let tracker = this.trackers.get(trackerKey);
+    if (!tracker) {
+      tracker = { windows: new Map(), bannedUntilMs: 0 };
+      this.trackers.set(trackerKey, tracker);
+    }
+    if (tracker.bannedUntilMs > now) {
       return {
         outcome: 'banned',
-        windows: this.states(windows, counters),
-        bannedUntilMs: banned.resetAtMs,
+        windows: states(tracker, windows, now),
+        bannedUntilMs: tracker.bannedUntilMs,
       };
     }
 
-    const full = windows.filter((w, i) => (counters[i]?.count ?? 0) >= w.limit);
-    if (full.length === 0) {
-      windows.forEach((w, i) => {
-        const counter = counters[i] ?? this.start(`${tracker}:${w.name}`, now + w.ttlMs);
+    // A request is admitted if no window is full; else the full one that resets last blocks it.
+    let full = false;
+    let blockingResetMs = now;
+    for (const w of windows) {
+      const counter = live(tracker, w, now);
+      if ((counter?.count ?? 0) < w.limit) continue;
+      full = true;
+      blockingResetMs = Math.max(blockingResetMs, counter?.resetAtMs ?? now);
+    }
+    if (!full) {
+      for (const w of windows) {
+        let counter = live(tracker, w, now);
+        if (!counter) {
+          counter = { count: 0, resetAtMs: now + w.ttlMs };
+          tracker.windows.set(w.name, counter);
+        }
         counter.count++;
-        counters[i] = counter;
-      });
-      return { outcome: 'admitted', windows: this.states(windows, counters) };
+      }
+      return { outcome: 'admitted', windows: states(tracker, windows, now) };
     }
 
-    // Rejections are counted until the blocking window (the full one that resets last) resets.
-    const blockingResetMs = Math.max(
-      ...full.map((w) => counters[windows.indexOf(w)]?.resetAtMs ?? now),
-    );
-    const rejections =
-      this.live(`${tracker}:rejected`, now) ?? this.start(`${tracker}:rejected`, blockingResetMs);
-    rejections.count++;
+    // Rejections are counted until the blocking window resets.
+    if (!tracker.rejected || tracker.rejected.resetAtMs <= now)
+      tracker.rejected = { count: 0, resetAtMs: blockingResetMs };
+    tracker.rejected.count++;
     let outcome: HitResult['outcome'] = 'rejected';
-    if (rejections.count > ban.after) {
+    if (tracker.rejected.count > ban.after) {
       outcome = 'ban';
-      this.counters.delete(`${tracker}:rejected`);
-      if (ban.storeForMs > 0) this.start(`${tracker}:ban`, now + ban.storeForMs).count = 1;
+      tracker.rejected = undefined;
+      if (ban.storeForMs > 0) tracker.bannedUntilMs = now + ban.storeForMs;
     }
-    return { outcome, windows: this.states(windows, counters) };
+    return { outcome, windows: states(tracker, windows, now) };
   }
 
-  peek(tracker: string, windows: WindowSpec[]): WindowState[] {
+  peek(trackerKey: string, windows: WindowSpec[]): WindowState[] {
     const now = this.now();
-    return this.states(
-      windows,
-      windows.map((w) => this.live(`${tracker}:${w.name}`, now)),
-    );
+    const tracker = this.trackers.peek(trackerKey);
+    return states(tracker, windows, now);
   }
 
   /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
@@ -91,29 +107,22 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
     const result = this.hit(key, [{ name: throttlerName, limit, ttlMs: ttl }], NO_BAN);
     return Promise.resolve(toThrottlerRecord(result, blockDuration, this.now()));
   }
+}
 
-  private live(key: string, now: number): Counter | undefined {
-    const counter = this.counters.get(key);
-    if (counter && counter.resetAtMs <= now) {
-      this.counters.delete(key);
-      return undefined;
-    }
-    return counter;
-  }
+/** The window's counter, unless it has reset (then the window is empty). */
+function live(tracker: Tracker, w: WindowSpec, now: number): Counter | undefined {
+  const counter = tracker.windows.get(w.name);
+  return counter && counter.resetAtMs > now ? counter : undefined;
+}
 
-  private start(key: string, resetAtMs: number): Counter {
-    const counter = { count: 0, resetAtMs };
-    this.counters.set(key, counter, { ttl: Math.max(1, resetAtMs - this.now()) });
-    return counter;
-  }
-
-  private states(windows: WindowSpec[], counters: (Counter | undefined)[]): WindowState[] {
-    const now = this.now();
-    return windows.map((w, i) => ({
+function states(tracker: Tracker | undefined, windows: WindowSpec[], now: number): WindowState[] {
+  return windows.map((w) => {
+    const counter = tracker && live(tracker, w, now);
+    return {
       name: w.name,
       limit: w.limit,
-      count: counters[i]?.count ?? 0,
-      resetAtMs: counters[i]?.resetAtMs ?? now + w.ttlMs,
-    }));
-  }
+      count: counter?.count ?? 0,
+      resetAtMs: counter?.resetAtMs ?? now + w.ttlMs,
+    };
+  });
 }
