@@ -1,7 +1,12 @@
 import autocannon from 'autocannon';
 
-/** Same load for every server and scenario: closed loop, keep-alive, no pipelining. */
-export const LOAD = { connections: 10, warmupSeconds: 2, seconds: 8 } as const;
+/**
+ * Same load for every server and scenario: closed loop, keep-alive, no pipelining. The measured
+ * time is cut into slices, the two servers taking turns (service, baseline, baseline, service,
+ * …): this machine's speed drifts by tens of per cent over seconds (other tenants of the host),
+ * and a drift then weighs on both servers alike instead of on whichever ran second.
+ */
+export const LOAD = { connections: 10, warmupSeconds: 2, seconds: 8, slices: 4 } as const;
 
 export interface Scenario {
   name: string;
@@ -18,38 +23,80 @@ export interface LoadResult {
   requests: number;
 }
 
+/** What a series of runs against one server adds up to. */
+class Tally {
+  private requests = 0;
+  private seconds = 0;
+  private readonly latenciesMs: number[] = [];
+
+  constructor(
+    private readonly url: string,
+    private readonly scenario: Scenario,
+  ) {}
+
+  /** One run of `seconds`; `measured` false for a warm-up. Fails on any other status. */
+  async run(headers: Record<string, string>, seconds: number, measured: boolean): Promise<void> {
+    const result = await new Promise<autocannon.Result>((resolve, reject) => {
+      const instance = autocannon(
+        {
+          url: `${this.url}${this.scenario.path}`,
+          method: this.scenario.method,
+          headers,
+          connections: LOAD.connections,
+          duration: seconds,
+          timeout: 10,
+        },
+        (error: Error | null, done: autocannon.Result) => (error ? reject(error) : resolve(done)),
+      );
+      if (measured) {
+        instance.on('response', (_client, _status, _bytes, ms) => this.latenciesMs.push(ms));
+      }
+    });
+    const statuses = result.statusCodeStats ?? {};
+    const wrong = Object.entries(statuses).filter(([s]) => Number(s) !== this.scenario.status);
+    if (result.errors > 0 || wrong.length > 0 || result.requests.total === 0) {
+      throw new Error(
+        `${this.scenario.name} against ${this.url}: ${result.errors} errors, ` +
+          `statuses ${JSON.stringify(statuses)}`,
+      );
+    }
+    if (measured) {
+      this.requests += result.requests.total;
+      this.seconds += result.duration;
+    }
+  }
+
+  result(): LoadResult {
+    const sorted = Float64Array.from(this.latenciesMs).sort();
+    const at = (q: number): number =>
+      sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+    return {
+      requestsPerSecond: this.requests / this.seconds,
+      p50Ms: at(0.5),
+      p99Ms: at(0.99),
+      requests: this.requests,
+    };
+  }
+}
+
 /**
- * Drives `scenario` against the server at `url` for a short warm-up (discarded: JIT, pool,
- * caches), then for the measured run. Fails if any answer is not the scenario's status: a
- * benchmark of errors measures nothing.
+ * Drives `scenario` against both servers, never both at once: a short warm-up of each
+ * (discarded: JIT, pool, caches), then the measured slices in turns. Fails if any answer is not
+ * the scenario's status: a benchmark of errors measures nothing.
  */
-export async function drive(
-  url: string,
+export async function driveBoth(
+  urls: { service: string; baseline: string },
   headers: Record<string, string>,
   scenario: Scenario,
-): Promise<LoadResult> {
-  const run = (seconds: number) =>
-    autocannon({
-      url: `${url}${scenario.path}`,
-      method: scenario.method,
-      headers,
-      connections: LOAD.connections,
-      duration: seconds,
-      timeout: 10,
-    });
-  await run(LOAD.warmupSeconds);
-  const result = await run(LOAD.seconds);
-  const statuses = result.statusCodeStats ?? {};
-  const wrong = Object.entries(statuses).filter(([s]) => Number(s) !== scenario.status);
-  if (result.errors > 0 || wrong.length > 0 || result.requests.total === 0) {
-    throw new Error(
-      `${scenario.name} against ${url}: ${result.errors} errors, statuses ${JSON.stringify(statuses)}`,
-    );
+): Promise<{ service: LoadResult; baseline: LoadResult }> {
+  const service = new Tally(urls.service, scenario);
+  const baseline = new Tally(urls.baseline, scenario);
+  await service.run(headers, LOAD.warmupSeconds, false);
+  await baseline.run(headers, LOAD.warmupSeconds, false);
+  const slice = LOAD.seconds / LOAD.slices;
+  for (let i = 0; i < LOAD.slices; i++) {
+    const turn = i % 2 === 0 ? [service, baseline] : [baseline, service];
+    for (const tally of turn) await tally.run(headers, slice, true);
   }
-  return {
-    requestsPerSecond: result.requests.total / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    requests: result.requests.total,
-  };
+  return { service: service.result(), baseline: baseline.result() };
 }

@@ -28,7 +28,7 @@ import { AppProcess } from '../test/support/app-process';
 import { bearerFromKeysTool } from '../test/support/auth';
 import { runBounded } from '../test/support/bounded-run';
 import { fetchLargeList } from './large-list';
-import { drive, type Scenario } from './load';
+import { driveBoth, type Scenario } from './load';
 import {
   Check,
   MB,
@@ -130,16 +130,14 @@ async function checkSameAnswers(servers: Servers, headers: Record<string, string
   }
 }
 
-/** The scenario against the service, then against the baseline: never both at once. */
+/** The scenario against both servers, in turns: never both at once. */
 async function compare(
   scenario: Scenario,
   servers: Servers,
   headers: Record<string, string>,
 ): Promise<ScenarioResult> {
-  log(`${scenario.name}: service…`);
-  const service = await drive(servers.service, headers, scenario);
-  log(`${scenario.name}: baseline…`);
-  const baseline = await drive(servers.baseline, headers, scenario);
+  log(`${scenario.name}: service and baseline in turns…`);
+  const { service, baseline } = await driveBoth(servers, headers, scenario);
   return {
     name: scenario.name,
     service,

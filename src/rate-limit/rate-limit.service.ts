@@ -9,6 +9,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import {
+  BanPolicy,
   HitResult,
   RATE_LIMIT_STORAGE,
   RateLimitStorage,
@@ -33,6 +34,10 @@ const LIMITED_PREFIX = '/v1/';
  */
 @Injectable()
 export class RateLimitService {
+  /** A key's ban is kept in the database, where `keys unban` lifts it; an IP's in the storage. */
+  private readonly keyBan: BanPolicy;
+  private readonly ipBan: BanPolicy;
+
   constructor(
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
     private readonly keys: ApiKeyStore,
@@ -40,7 +45,10 @@ export class RateLimitService {
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     @InjectPinoLogger(RateLimitService.name) private readonly logger: PinoLogger,
-  ) {}
+  ) {
+    this.keyBan = { after: config.banAfter, storeForMs: 0 };
+    this.ipBan = { after: config.banAfter, storeForMs: config.banSeconds * 1000 };
+  }
 
   /**
    * Counts the request against its key (or, without a valid key, its IP) and sets the headers.
@@ -84,11 +92,7 @@ export class RateLimitService {
       return states instanceof Promise ? states.then(whenPeeked) : whenPeeked(states);
     }
 
-    const result = this.storage.hit(tracker, windows, {
-      after: this.config.banAfter,
-      // A key's ban is kept in the database, where `keys unban` lifts it; an IP's in the storage.
-      storeForMs: key ? 0 : this.config.banSeconds * 1000,
-    });
+    const result = this.storage.hit(tracker, windows, key ? this.keyBan : this.ipBan);
     return result instanceof Promise
       ? result.then((r) => this.decide(req, res, r))
       : this.decide(req, res, result);
