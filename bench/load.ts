@@ -2,9 +2,9 @@ import autocannon from 'autocannon';
 
 /**
  * Same load for every server and scenario: closed loop, keep-alive, no pipelining. The measured
- * time is cut into slices, the two servers taking turns (service, baseline, baseline, service,
- * …): this machine's speed drifts by tens of per cent over seconds (other tenants of the host),
- * and a drift then weighs on both servers alike instead of on whichever ran second.
+ * time is cut into slices, the servers taking turns (A B C, C B A, A B C, …): this machine's speed
+ * drifts by tens of per cent over seconds (other tenants of the host), and a drift then weighs on
+ * every server alike instead of on whichever ran last.
  */
 export const LOAD = { connections: 10, warmupSeconds: 2, seconds: 8, slices: 4 } as const;
 
@@ -80,23 +80,24 @@ class Tally {
 }
 
 /**
- * Drives `scenario` against both servers, never both at once: a short warm-up of each
- * (discarded: JIT, pool, caches), then the measured slices in turns. Fails if any answer is not
- * the scenario's status: a benchmark of errors measures nothing.
+ * Drives `scenario` against each server, never two at once: a short warm-up of each (discarded:
+ * JIT, pool, caches), then the measured slices in turns, the order reversed every other round.
+ * Fails if any answer is not the scenario's status: a benchmark of errors measures nothing.
  */
-export async function driveBoth(
-  urls: { service: string; baseline: string },
+export async function driveInTurns<Name extends string>(
+  urls: Record<Name, string>,
   headers: Record<string, string>,
   scenario: Scenario,
-): Promise<{ service: LoadResult; baseline: LoadResult }> {
-  const service = new Tally(urls.service, scenario);
-  const baseline = new Tally(urls.baseline, scenario);
-  await service.run(headers, LOAD.warmupSeconds, false);
-  await baseline.run(headers, LOAD.warmupSeconds, false);
+): Promise<Record<Name, LoadResult>> {
+  const names = Object.keys(urls) as Name[];
+  const tallies = new Map(names.map((name) => [name, new Tally(urls[name], scenario)]));
+  for (const tally of tallies.values()) await tally.run(headers, LOAD.warmupSeconds, false);
   const slice = LOAD.seconds / LOAD.slices;
   for (let i = 0; i < LOAD.slices; i++) {
-    const turn = i % 2 === 0 ? [service, baseline] : [baseline, service];
-    for (const tally of turn) await tally.run(headers, slice, true);
+    const turn = i % 2 === 0 ? names : [...names].reverse();
+    for (const name of turn) await tallies.get(name)?.run(headers, slice, true);
   }
-  return { service: service.result(), baseline: baseline.result() };
+  return Object.fromEntries(
+    names.map((name) => [name, (tallies.get(name) as Tally).result()]),
+  ) as Record<Name, LoadResult>;
 }

