@@ -109,11 +109,12 @@ log, metrics, headers or body limit). Its ratio is the ceiling the framework its
 machine; the service's distance below it is what the service's own features cost.
 
 Load: autocannon (in the bench process) on 127.0.0.1 with ${LOAD.connections} keep-alive
-connections, never both servers at once. Per scenario: ${LOAD.warmupSeconds} s of warm-up of each
-(discarded), then ${LOAD.seconds} s measured of each, in ${LOAD.slices} slices taken in turns
-(service, baseline, baseline, service, …), so that a drift in the machine's speed during the run
-weighs on both alike. Every answer must have the scenario's status. req/s is requests completed
-over the measured time; p50 and p99 are latencies in ms over every measured response.
+connections, never two servers at once. Per scenario: ${LOAD.warmupSeconds} s of warm-up of each
+(discarded), then ${LOAD.seconds} s measured of each, in ${LOAD.slices} slices taken in turns (service,
+baseline, bare NestJS, then the other way round, …), so that a drift in the machine's speed
+during the run weighs on all of them alike. Every answer must have the scenario's status.
+req/s is requests completed over the measured time; p50 and p99 are latencies in ms over every
+measured response.
 
 - **list 100** / **list 1,000**: \`GET /v1/store/orders\` with 100 / 1,000 orders in the table.
 - **cancel**: \`DELETE /v1/store/orders/2\` of an order already cancelled (the idempotent path,
