@@ -27,7 +27,7 @@ interface Tracker {
 
 /**
  * Most trackers kept at once. Beyond this, the least recently used go first, so memory stays
- * bounded (about 50 MB at worst) under millions of distinct keys and IPs. A window that has
+ * bounded (about 60 MB at worst, measured) under millions of distinct keys and IPs. A window that has
  * reset is seen as such when next read; the tracker itself goes when others push it out.
  */
 const MAX_TRACKERS = 100_000;
