@@ -19,6 +19,8 @@ export function dataSourceOptions(
     entities,
     migrations,
     migrationsTableName: 'typeorm_migrations',
+    // Each migration in its own transaction, unless it opts out (an index built CONCURRENTLY).
+    migrationsTransactionMode: 'each',
     synchronize: false,
     applicationName: APPLICATION_NAME,
     extra: {

@@ -25,8 +25,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** The path prefix whose every response is rate limited and carries the X-RateLimit-* headers. */
-const LIMITED_PREFIX = '/v1/';
+/** The API's version prefixes: their every response is rate limited and carries the headers. */
+const LIMITED_PREFIX = /^\/v[12]\//;
 
 /**
  * Per-plan limits: a request is admitted only if both of its windows have room; every response
@@ -132,11 +132,11 @@ export class RateLimitService {
   }
 
   /**
-   * For responses under /v1 that never reached the guards (unknown path, 405, 413 …): count them
+   * For responses under /v1 or /v2 that never reached the guards (unknown path, 405, 413 …): count them
    * too and give them their headers. Returns the 429 to answer instead, if the client is over.
    */
   async admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> {
-    if (req.rateLimited || !req.path.startsWith(LIMITED_PREFIX)) return undefined;
+    if (req.rateLimited || !LIMITED_PREFIX.test(req.path)) return undefined;
     try {
       await this.authenticator.authenticate(req);
     } catch {

@@ -4,6 +4,8 @@ import { HttpStatus } from '@nestjs/common';
 export enum ErrorCode {
   BAD_REQUEST = 'BAD_REQUEST',
   INVALID_ORDER_ID = 'INVALID_ORDER_ID',
+  INVALID_QUERY = 'INVALID_QUERY',
+  INVALID_CURSOR = 'INVALID_CURSOR',
   UNAUTHORIZED = 'UNAUTHORIZED',
   NOT_FOUND = 'NOT_FOUND',
   ORDER_NOT_FOUND = 'ORDER_NOT_FOUND',
@@ -19,6 +21,8 @@ export enum ErrorCode {
 export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.BAD_REQUEST]: HttpStatus.BAD_REQUEST,
   [ErrorCode.INVALID_ORDER_ID]: HttpStatus.BAD_REQUEST,
+  [ErrorCode.INVALID_QUERY]: HttpStatus.BAD_REQUEST,
+  [ErrorCode.INVALID_CURSOR]: HttpStatus.BAD_REQUEST,
   [ErrorCode.UNAUTHORIZED]: HttpStatus.UNAUTHORIZED,
   [ErrorCode.NOT_FOUND]: HttpStatus.NOT_FOUND,
   [ErrorCode.ORDER_NOT_FOUND]: HttpStatus.NOT_FOUND,
@@ -35,6 +39,9 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
 export const ERROR_MESSAGE: Record<ErrorCode, string> = {
   [ErrorCode.BAD_REQUEST]: 'The request is malformed',
   [ErrorCode.INVALID_ORDER_ID]: 'orderId must be a base-10 integer in the int64 range',
+  [ErrorCode.INVALID_QUERY]: 'A query parameter is unknown, repeated or out of its rules',
+  [ErrorCode.INVALID_CURSOR]:
+    'The cursor is malformed, or was issued for other filters or another sort',
   [ErrorCode.UNAUTHORIZED]: 'A valid API key is required: send Authorization: Bearer <API_KEY>',
   [ErrorCode.NOT_FOUND]: 'The requested resource could not be found',
   [ErrorCode.ORDER_NOT_FOUND]: 'No order with this id exists',
