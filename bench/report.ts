@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import type { LargeListResult } from './large-list';
 import { LOAD, type LoadResult } from './load';
+import { DEEP_POSITION, PAGE_LIMIT, type PageDepthResult } from './pages';
 
 export interface ScenarioResult {
   name: string;
@@ -22,11 +23,22 @@ export interface Check {
   pass: boolean;
 }
 
+/** v2's page of 100 against v1's list of the same 100 orders, on the same service. */
+export interface VersionsResult {
+  v1: LoadResult;
+  v2: LoadResult;
+  /** v2 req/s over v1 req/s. */
+  ratio: number;
+}
+
 export interface Report {
   date: Date;
   scenarios: ScenarioResult[];
   largeList: LargeListResult;
   largeListOrders: number;
+  /** Absent when that part of the run failed (its check says why). */
+  versions?: VersionsResult;
+  pages?: PageDepthResult[];
   checks: Check[];
 }
 
@@ -57,6 +69,30 @@ export function scenarioTable(scenarios: ScenarioResult[]): string {
       'bare NestJS req/s | its ratio |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...rows,
+  ].join('\n');
+}
+
+export function versionsTable(versions: VersionsResult): string {
+  const row = (name: string, r: LoadResult): string =>
+    `| ${name} | ${n(r.requestsPerSecond)} | ${n(r.p50Ms)} | ${n(r.p99Ms)} |`;
+  return [
+    '| request | req/s | p50 ms | p99 ms |',
+    '|---|--:|--:|--:|',
+    row('`GET /v1/store/orders` (100 orders)', versions.v1),
+    row('`GET /v2/store/orders?limit=100`', versions.v2),
+    `| **v2 / v1** | **${n(versions.ratio, 2)}×** | | |`,
+  ].join('\n');
+}
+
+export function pageDepthTable(pages: PageDepthResult[]): string {
+  return [
+    `| shape | page 1 p50 ms | page after the ${n(DEEP_POSITION)}th order p50 ms | deep / page 1 |`,
+    '|---|--:|--:|--:|',
+    ...pages.map(
+      (p) =>
+        `| \`${p.shape.query || '(none)'}\` | ${n(p.firstP50Ms, 2)} | ${n(p.deepP50Ms, 2)} | ` +
+        `**${n(p.ratio, 2)}×** |`,
+    ),
   ].join('\n');
 }
 
@@ -129,6 +165,21 @@ the client can. The server's resident memory (VmRSS and VmHWM in /proc/<pid>/sta
 before the request and watched during the response; the growth is the peak minus the value before.
 
 ${largeListLines(report.largeList, report.largeListOrders).join('\n')}
+
+## v2: pages, flat at depth
+
+The page of 100 against v1's list of the same 100 orders (the table of the **list 100** scenario),
+on the same service, with the load above (the two URLs in turns):
+
+${report.versions ? versionsTable(report.versions) : '(this part of the run failed: see Targets)'}
+
+Then, after the whole list, the table is refilled with ${n(report.largeListOrders)} orders for the
+page shapes (bench/pages.ts: every status, 100 pets, \`complete\` on every other order, a ship
+date on three orders in four) and, per shape, \`limit=${PAGE_LIMIT}\`, page 1 and the page after the
+table's ${n(DEEP_POSITION)}th order in the shape's sort (the cursor the service issues for that
+position) are requested in turns, one at a time on one keep-alive connection; p50 of 200 each.
+
+${report.pages ? pageDepthTable(report.pages) : '(this part of the run failed: see Targets)'}
 
 ## Targets
 

@@ -95,7 +95,7 @@ export const ORDER_PAGE_QUERY_PARAMETERS = {
     examples: {
       next: {
         summary: 'A nextCursor from a previous page',
-        value: 'WzEsIlg0cXk5S2RfS2lFTG9CVXoiLCIxMDAiLCJCOXJYWkQ5U0NZMTRpamNyIl0',
+        value: 'WzEsImxEMFFqMzEyUDMtWG5sOGYiLCIxMDAiLCJtSldJbFhraURPMk9QU1gyIl0',
       },
     },
   },

@@ -20,7 +20,7 @@ export class OrderPageSchema {
       'Opaque cursor of the next page (base64url); present exactly when `hasMore` is true. ' +
       'It does not expire.',
     pattern: '^[A-Za-z0-9_-]+$',
-    example: 'WzEsIlg0cXk5S2RfS2lFTG9CVXoiLCIxMDAiLCJCOXJYWkQ5U0NZMTRpamNyIl0',
+    example: 'WzEsImxEMFFqMzEyUDMtWG5sOGYiLCIxMDAiLCJtSldJbFhraURPMk9QU1gyIl0',
   })
   nextCursor?: string;
 }
