@@ -2,7 +2,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import request from 'supertest';
-import { generateClientTypes, lintWithRedocly } from './support/openapi-tools';
+import {
+  generateClientTypes,
+  lintWithRedocly,
+  ordersClientDocument,
+} from './support/openapi-tools';
 import type { paths } from './support/petstore-api-v2';
 import { createTestApp, listen, TestApp } from './support/test-app';
 
@@ -26,12 +30,18 @@ interface Response {
 interface Document {
   openapi: string;
   info: { title: string; version: string; description?: string };
+  tags?: { name: string }[];
   servers?: { url: string; description?: string }[];
   paths: Record<
     string,
     Record<
       string,
-      { operationId: string; parameters?: Parameter[]; responses: Record<string, Response> }
+      {
+        operationId: string;
+        tags: string[];
+        parameters?: Parameter[];
+        responses: Record<string, Response>;
+      }
     >
   >;
   components: {
@@ -154,7 +164,7 @@ describe('the OpenAPI document of v2', () => {
   });
 
   it('generates the typed client that the repository holds (regenerate: UPDATE_OPENAPI_CLIENT=1)', async () => {
-    const generated = await generateClientTypes(doc);
+    const generated = await generateClientTypes(ordersClientDocument(doc));
     if (process.env.UPDATE_OPENAPI_CLIENT === '1') writeFileSync(CLIENT_TYPES, generated);
     expect(generated).toBe(readFileSync(CLIENT_TYPES, 'utf8'));
   });

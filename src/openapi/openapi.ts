@@ -1,23 +1,39 @@
 import type { INestApplication } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { ErrorCode, ERROR_STATUS } from '../common/errors/error-code';
+import type { Request, Response } from 'express';
+import { type ErrorCode, registeredErrorCodes } from '../common/errors/error-code';
+import { RouteTable } from '../common/http/route-table';
+import { versionPrefix } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
-import { PLAN_LIMITS } from '../rate-limit/plan-limits';
+import { PLAN_LIMITS } from '../plans/plans';
+import { ApiTagDefinition } from './api-tag.decorator';
 import { versionedServerUrl } from './server-url';
 
+/** The v1 document, as it has always been served, and Swagger UI on it. */
 export const OPENAPI_JSON_PATH = '/openapi.json';
 export const SWAGGER_UI_PATH = '/docs';
+/** Every version's document: `/openapi/v1.json`, `/openapi/v2.json` ... */
+export const openApiVersionPath = (version: string): string => `/openapi/v${version}.json`;
 /** The name of the bearer security scheme in the document. */
 export const BEARER_SCHEME = 'bearer';
 
+/** What a version's document says of itself. Its tags and operations come from the controllers. */
+export interface ApiDocumentInfo {
+  title: string;
+  version: string;
+  /**
+   * Built with the document, so that it can list the error codes of the running modules: those
+   * this version's operations document, and those no version's operations name (the router's,
+   * a module's that only throws them), but not codes only another version answers.
+   */
+  description: (codes: readonly ErrorCode[]) => string;
+}
+
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
-/** Codes only v2's operations answer: not part of v1's document. */
-const V2_CODES: readonly ErrorCode[] = [ErrorCode.INVALID_QUERY, ErrorCode.INVALID_CURSOR];
-
-/** Authentication, plans and errors: the same for every version. */
-const commonSections = (codes: ErrorCode[]): string => `## Authentication
+/** Authentication, plans and errors: the same in every version. */
+const commonSections = (codes: readonly ErrorCode[]): string => `## Authentication
 Every operation needs an API key, sent as a bearer token: \`Authorization: Bearer <API_KEY>\`
 (keys look like \`sk_\` followed by 43 base62 characters and are issued by the operator).
 A missing or invalid key is answered \`401 UNAUTHORIZED\` with a \`WWW-Authenticate\` challenge.
@@ -39,7 +55,7 @@ numbers. Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`
 
 ## Errors
 Every error is \`application/json\` with exactly \`{code, message, status}\`:
-${codes.map((code) => `\`${code}\` (${ERROR_STATUS[code]})`).join(', ')}.
+${codes.map((error) => `\`${error.code}\` (${error.status})`).join(', ')}.
 
 ## Additions to the specification
 - \`Order.status\` (\`pending\`, \`shipped\`, \`cancelled\`): without it a client cannot tell which
@@ -47,19 +63,20 @@ ${codes.map((code) => `\`${code}\` (${ERROR_STATUS[code]})`).join(', ')}.
 - int64 values (\`id\`, \`petId\`) are exact JSON integers over the whole int64 range: a
   JavaScript client needs a big-integer-aware JSON parser for values beyond 2^53.`;
 
-const V1_CODES = Object.values(ErrorCode).filter((code) => !V2_CODES.includes(code));
-const ALL_CODES = Object.values(ErrorCode);
+const V1_DESCRIPTION = (
+  codes: readonly ErrorCode[],
+): string => `Lists a store's customer orders and cancels those not yet shipped.
 
-const V1_DESCRIPTION = `Lists a store's customer orders and cancels those not yet shipped.
-
-${commonSections(V1_CODES)}
+${commonSections(codes)}
 
 ## Version 2
 Filtering and pagination of the list come with v2 (\`/openapi/v2.json\`), beside this version,
 which stays as it is. Every answer of \`listOrders\` names it:
 \`Link: </v2/store/orders>; rel="successor-version"\` (RFC 5829).`;
 
-const V2_DESCRIPTION = `Lists a store's customer orders, filtered, sorted and one page at a time,
+const V2_DESCRIPTION = (
+  codes: readonly ErrorCode[],
+): string => `Lists a store's customer orders, filtered, sorted and one page at a time,
 and cancels those not yet shipped. Version 2 of the API; version 1 (\`/openapi/v1.json\`) stays
 as it was, and counts against the same rate-limit windows of a key.
 
@@ -73,80 +90,119 @@ whatever is placed, cancelled or shipped meanwhile. Cursors are opaque and do no
 reused with other filters or another sort, or altered, is \`400 INVALID_CURSOR\`. Parameters are
 strict: an unknown, repeated, empty or out-of-rule one is \`400 INVALID_QUERY\`, naming it.
 
-${commonSections(ALL_CODES)}`;
-
-/** The versions of the API: each has its own document, built from its controllers. */
-export const API_VERSIONS = [
-  {
-    prefix: '/v1',
-    version: '1.0.0',
-    documentUrl: '/openapi/v1.json',
-    description: V1_DESCRIPTION,
-    codes: V1_CODES,
-  },
-  {
-    prefix: '/v2',
-    version: '2.0.0',
-    documentUrl: '/openapi/v2.json',
-    description: V2_DESCRIPTION,
-    codes: ALL_CODES,
-  },
-] as const;
-type ApiVersion = (typeof API_VERSIONS)[number];
+${commonSections(codes)}`;
 
 /**
- * The OpenAPI document of one version, generated from the controllers' decorators and the schema
- * classes. Nest's URI versioning puts `/vN` in every route; the document keeps it in the servers
- * instead (`https://api.example.com/v2`) and its paths relative to them (`/store/orders`), as the
- * specification writes them. Routes of other versions and outside any (health) are not part of
- * it, nor are the schemas only they use.
+ * The documents, by API version. Every version a controller is served under must have its entry
+ * (creating the documents fails otherwise): a new version of the API is a new entry here, and its
+ * controllers.
  */
-export function createOpenApiDocument(
+export const API_DOCUMENTS: Readonly<Record<string, ApiDocumentInfo>> = {
+  '1': { title: 'Petstore API', version: '1.0.0', description: V1_DESCRIPTION },
+  '2': { title: 'Petstore API', version: '2.0.0', description: V2_DESCRIPTION },
+};
+
+/**
+ * One OpenAPI document per API version, generated from the controllers' decorators and the
+ * schema classes. Nest's URI versioning puts `/vN` in every route; a version's document keeps it
+ * in the servers instead (`https://api.example.com/v1`) and its paths relative to them
+ * (`/store/orders`), as the specification writes them. Its tags are those of the controllers
+ * served in that version. Routes outside every version (health) are in none.
+ */
+export function createOpenApiDocuments(
   app: INestApplication,
   config: AppConfig,
-  version: ApiVersion = API_VERSIONS[0],
-): OpenAPIObject {
-  const builder = new DocumentBuilder()
-    .setTitle('Petstore API')
-    .setVersion(version.version)
-    .setDescription(version.description)
-    .addTag('orders', "Place and manage customer orders: list the store's orders, cancel one.")
-    .addBearerAuth(
-      {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'API key',
-        description: 'An API key: `Authorization: Bearer sk_...`',
-      },
-      BEARER_SCHEME,
-    )
-    .addSecurityRequirements(BEARER_SCHEME);
-  if (config.publicBaseUrl !== undefined) {
-    builder.addServer(versionedServerUrl(config.publicBaseUrl, version.prefix), 'Production');
-  }
-  if (config.stagingBaseUrl !== undefined) {
-    builder.addServer(versionedServerUrl(config.stagingBaseUrl, version.prefix), 'Staging');
-  }
-  const document = SwaggerModule.createDocument(app, builder.build());
+): Map<string, OpenAPIObject> {
+  const routes = app.get(RouteTable).routes;
+  const versions = [...new Set(routes.flatMap((route) => route.version ?? []))].sort();
+  const discovery = app.get(DiscoveryService);
+  const tagged = discovery.getControllers({ metadataKey: ApiTagDefinition.KEY });
 
-  const prefix = `${version.prefix}/`;
-  document.paths = Object.fromEntries(
-    Object.entries(document.paths)
-      .filter(([path]) => path.startsWith(prefix))
-      .map(([path, item]) => [path.slice(version.prefix.length), item]),
+  const documents = new Map(
+    versions.map((version) => {
+      const info = API_DOCUMENTS[version] as ApiDocumentInfo | undefined;
+      if (!info) {
+        throw new Error(
+          `Routes are served under ${versionPrefix(version)} but API_DOCUMENTS has no v${version} entry`,
+        );
+      }
+      const builder = new DocumentBuilder().setTitle(info.title).setVersion(info.version);
+      const seen = new Set<string>();
+      for (const wrapper of tagged) {
+        const tag = discovery.getMetadataByDecorator(ApiTagDefinition, wrapper);
+        const servedHere = routes.some(
+          (route) => route.controller === wrapper.metatype && route.version === version,
+        );
+        if (tag && servedHere && !seen.has(tag.name)) {
+          seen.add(tag.name);
+          builder.addTag(tag.name, tag.description);
+        }
+      }
+      builder
+        .addBearerAuth(
+          {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'API key',
+            description: 'An API key: `Authorization: Bearer sk_...`',
+          },
+          BEARER_SCHEME,
+        )
+        .addSecurityRequirements(BEARER_SCHEME);
+      if (config.publicBaseUrl !== undefined) {
+        builder.addServer(versionedServerUrl(config.publicBaseUrl, version), 'Production');
+      }
+      if (config.stagingBaseUrl !== undefined) {
+        builder.addServer(versionedServerUrl(config.stagingBaseUrl, version), 'Staging');
+      }
+      return [
+        version,
+        versionDocument(SwaggerModule.createDocument(app, builder.build()), version),
+      ];
+    }),
   );
-  pruneUnusedSchemas(document);
-  // The contract: an error body has exactly these three fields (no decorator says so), and its
-  // codes are this version's.
-  const errorSchema = document.components?.schemas?.Error;
-  if (errorSchema && !('$ref' in errorSchema)) {
-    errorSchema.additionalProperties = false;
-    const code = errorSchema.properties?.code;
-    if (code && !('$ref' in code)) {
-      code.description = `Machine-readable error code: ${version.codes.join(', ')}`;
+  describeErrorCodes(documents);
+  return documents;
+}
+
+/** The codes of the error examples of a document's operations. */
+function documentedCodes(document: OpenAPIObject): Set<string> {
+  const codes = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item as Record<string, unknown>)) {
+      const responses = (operation as { responses?: Record<string, unknown> }).responses ?? {};
+      for (const response of Object.values(responses)) {
+        const content = (response as { content?: Record<string, { examples?: object }> }).content;
+        for (const media of Object.values(content ?? {})) {
+          for (const example of Object.values(media.examples ?? {})) {
+            const code = (example as { value?: { code?: unknown } }).value?.code;
+            if (typeof code === 'string') codes.add(code);
+          }
+        }
+      }
     }
   }
-  return document;
+  return codes;
+}
+
+/**
+ * Each document's description and Error schema list the registered codes, but not those that
+ * only other versions' operations answer (v1's document does not list v2's `INVALID_CURSOR`).
+ */
+function describeErrorCodes(documents: Map<string, OpenAPIObject>): void {
+  const documented = new Map([...documents].map(([v, doc]) => [v, documentedCodes(doc)]));
+  for (const [version, document] of documents) {
+    const own = documented.get(version) ?? new Set<string>();
+    const codes = registeredErrorCodes().filter(
+      ({ code }) => own.has(code) || ![...documented.values()].some((others) => others.has(code)),
+    );
+    document.info.description = API_DOCUMENTS[version].description(codes);
+    const errorSchema = document.components?.schemas?.Error;
+    const code = errorSchema && !('$ref' in errorSchema) ? errorSchema.properties?.code : undefined;
+    if (code && !('$ref' in code)) {
+      code.description = `Machine-readable error code: ${codes.map((e) => e.code).join(', ')}`;
+    }
+  }
 }
 
 /** Drops the component schemas no path of the document reaches (other versions' schemas). */
@@ -157,18 +213,17 @@ function pruneUnusedSchemas(document: OpenAPIObject): void {
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) {
       value.forEach(visit);
-    } else if (typeof value === 'object' && value !== null) {
-      for (const [key, inner] of Object.entries(value)) {
-        const name =
-          key === '$ref' && typeof inner === 'string'
-            ? /^#\/components\/schemas\/(.+)$/.exec(inner)?.[1]
-            : undefined;
-        if (name !== undefined && !used.has(name)) {
-          used.add(name);
-          visit(schemas[name]);
-        }
-        visit(inner);
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    for (const [key, inner] of Object.entries(value)) {
+      const ref = key === '$ref' && typeof inner === 'string' ? inner : undefined;
+      const name = ref && /^#\/components\/schemas\/(.+)$/.exec(ref)?.[1];
+      if (name && !used.has(name)) {
+        used.add(name);
+        visit(schemas[name]);
       }
+      visit(inner);
     }
   };
   visit(document.paths);
@@ -178,49 +233,65 @@ function pruneUnusedSchemas(document: OpenAPIObject): void {
 }
 
 /**
- * Serves each version's document (v1's also at `/openapi.json`, where it always was) and Swagger
- * UI at `/docs` offering them all, everything public. Without PUBLIC_BASE_URL, the first server is
- * this server itself, as the client reached it, so that "Try it out" calls the right address
- * locally (and behind a proxy, with TRUST_PROXY).
+ * The operations of one version, relative to its prefix, only the schemas they use, and the Error
+ * schema completed (its codes: describeErrorCodes).
+ */
+function versionDocument(document: OpenAPIObject, version: string): OpenAPIObject {
+  const prefix = versionPrefix(version);
+  document.paths = Object.fromEntries(
+    Object.entries(document.paths)
+      .filter(([path]) => path.startsWith(`${prefix}/`))
+      .map(([path, item]) => [path.slice(prefix.length), item]),
+  );
+  pruneUnusedSchemas(document);
+  const errorSchema = document.components?.schemas?.Error;
+  // The contract: an error body has exactly these three fields (no decorator says so).
+  if (errorSchema && !('$ref' in errorSchema)) errorSchema.additionalProperties = false;
+  return document;
+}
+
+/**
+ * Serves each version's document at `/openapi/vN.json`, v1's also at `/openapi.json`, and Swagger
+ * UI at `/docs` offering them all, everything public. Without PUBLIC_BASE_URL, the first server is this server itself, as
+ * the client reached it, so that "Try it out" calls the right address locally (and behind a
+ * proxy, with TRUST_PROXY).
  */
 export function setupOpenApi(app: INestApplication): void {
   const config = app.get(AppConfig);
-  for (const version of API_VERSIONS) {
-    const document = createOpenApiDocument(app, config, version);
-    const patchDocumentOnRequest = (
-      req: unknown,
-      _res: unknown,
-      doc: OpenAPIObject,
-    ): OpenAPIObject => {
-      if (config.publicBaseUrl !== undefined) return doc;
-      const { protocol } = req as Request;
-      const host = (req as Request).get('host') ?? 'localhost';
-      const self = {
-        url: versionedServerUrl(`${protocol}://${host}`, version.prefix),
-        description: 'This server',
-      };
-      return { ...doc, servers: [self, ...(doc.servers ?? [])] };
+  const documents = createOpenApiDocuments(app, config);
+  const forRequest = (req: Request, doc: OpenAPIObject, version: string): OpenAPIObject => {
+    if (config.publicBaseUrl !== undefined) return doc;
+    const host = req.get('host') ?? 'localhost';
+    const self = {
+      url: versionedServerUrl(`${req.protocol}://${host}`, version),
+      description: 'This server',
     };
-    const documentOnly = { ui: false, raw: ['json'] as 'json'[], patchDocumentOnRequest };
-    SwaggerModule.setup(version.documentUrl, app, document, {
-      ...documentOnly,
-      jsonDocumentUrl: version.documentUrl,
-    });
-    if (version !== API_VERSIONS[0]) continue;
-    SwaggerModule.setup(SWAGGER_UI_PATH, app, document, {
-      ...documentOnly,
-      ui: true,
-      jsonDocumentUrl: OPENAPI_JSON_PATH,
-      customSiteTitle: 'Petstore API: Store Orders',
-      explorer: true,
-      swaggerOptions: {
-        displayOperationId: true,
-        tryItOutEnabled: false,
-        urls: API_VERSIONS.map(({ prefix, version: semver, documentUrl }) => ({
-          url: documentUrl,
-          name: `${prefix.slice(1)} (${semver})`,
-        })),
-      },
+    return { ...doc, servers: [self, ...(doc.servers ?? [])] };
+  };
+
+  const http = app.getHttpAdapter();
+  for (const [version, document] of documents) {
+    http.get(openApiVersionPath(version), (req: Request, res: Response) => {
+      res.json(forRequest(req, document, version));
     });
   }
+  const v1 = documents.get('1');
+  if (!v1) return;
+  SwaggerModule.setup(SWAGGER_UI_PATH, app, v1, {
+    jsonDocumentUrl: OPENAPI_JSON_PATH,
+    raw: ['json'],
+    customSiteTitle: 'Petstore API: Store Orders',
+    // Every version's document, v1 first: "Select a definition" switches between them.
+    explorer: true,
+    swaggerOptions: {
+      displayOperationId: true,
+      tryItOutEnabled: false,
+      urls: [...documents.keys()].map((version) => ({
+        url: openApiVersionPath(version),
+        name: `v${version} (${API_DOCUMENTS[version].version})`,
+      })),
+    },
+    patchDocumentOnRequest: (req: unknown, _res: unknown, doc: OpenAPIObject): OpenAPIObject =>
+      forRequest(req as Request, doc, '1'),
+  });
 }

@@ -18,6 +18,6 @@ describe('versionedServerUrl', () => {
     ['https://api.example.com/v1/', 'https://api.example.com/v2'],
     ['https://api.example.com/v2', 'https://api.example.com/v2'],
   ])('shows %s as %s in the v2 document', (configured, shown) => {
-    expect(versionedServerUrl(configured, '/v2')).toBe(shown);
+    expect(versionedServerUrl(configured, '2')).toBe(shown);
   });
 });

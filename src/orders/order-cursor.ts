@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { OrderErrors } from './order.errors';
 import { parseInt64 } from '../common/int64';
 import type { OrderFilter, OrderSort } from './order-page-query';
 
@@ -57,7 +57,7 @@ export function encodeCursor(
 }
 
 const invalidCursor = (message: string): ApiException =>
-  new ApiException(ErrorCode.INVALID_CURSOR, message);
+  new ApiException(OrderErrors.INVALID_CURSOR, message);
 
 /**
  * The position a cursor names, for the filters and sort of this request. A cursor that is not one

@@ -1,5 +1,5 @@
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { OrderErrors } from './order.errors';
 import { parseInt64 } from '../common/int64';
 import { ORDER_STATUSES, OrderStatus } from './order-status';
 
@@ -46,7 +46,7 @@ const PARAMETERS = [
 type Parameter = (typeof PARAMETERS)[number];
 
 const invalid = (message: string): ApiException =>
-  new ApiException(ErrorCode.INVALID_QUERY, message);
+  new ApiException(OrderErrors.INVALID_QUERY, message);
 
 /**
  * Parses the query string of `GET /v2/store/orders` strictly: an unknown parameter, a repeated

@@ -1,10 +1,12 @@
+import { CommonErrors } from '../common/errors/error-code';
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ErrorCode } from '../common/errors/error-code';
+import { OrderErrors } from './order.errors';
 import { RawQuery } from '../common/http/raw-query.decorator';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
-import { ApiCancelOrder } from './cancel-order.openapi';
+import { ApiTag } from '../openapi/api-tag.decorator';
+import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
 import { sendOrderPage } from './order-page';
 import { type OrderPageQuery } from './order-page-query';
 import { OrderPageSchema } from './order-page.schema';
@@ -15,7 +17,7 @@ import { ParseOrderIdPipe } from './parse-order-id.pipe';
 import { ParseOrderPageQueryPipe } from './parse-order-page-query.pipe';
 
 /** Version 2 of the orders API: the list filtered, sorted and paged; cancel as in v1. */
-@ApiTags('orders')
+@ApiTag(ORDERS_TAG)
 @Controller({ path: 'store/orders', version: '2' })
 export class OrdersV2Controller {
   constructor(
@@ -62,7 +64,7 @@ export class OrdersV2Controller {
         'A query parameter is unknown, repeated, empty or out of its rules (`INVALID_QUERY`, the ' +
         'message names it), or the cursor is malformed, altered, or was issued for other filters ' +
         'or another sort (`INVALID_CURSOR`).',
-      codes: [ErrorCode.INVALID_QUERY, ErrorCode.INVALID_CURSOR, ErrorCode.BAD_REQUEST],
+      codes: [OrderErrors.INVALID_QUERY, OrderErrors.INVALID_CURSOR, CommonErrors.BAD_REQUEST],
     },
   })
   async listOrders(

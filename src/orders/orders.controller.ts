@@ -1,10 +1,11 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { sendJsonStream } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
-import { ApiCancelOrder } from './cancel-order.openapi';
+import { ApiTag } from '../openapi/api-tag.decorator';
+import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
 import { OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
 import { ParseOrderIdPipe } from './parse-order-id.pipe';
@@ -12,7 +13,7 @@ import { ParseOrderIdPipe } from './parse-order-id.pipe';
 /** v1's list has a successor (RFC 5829): the filtered, paged list of v2. */
 const SUCCESSOR_VERSION_LINK = '</v2/store/orders>; rel="successor-version"';
 
-@ApiTags('orders')
+@ApiTag(ORDERS_TAG)
 @Controller({ path: 'store/orders', version: '1' })
 export class OrdersController {
   constructor(

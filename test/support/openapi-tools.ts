@@ -57,3 +57,34 @@ export function generateClientTypes(document: unknown): Promise<string> {
     return readFileSync(out, 'utf8');
   });
 }
+
+/** What ordersClientDocument reads of a document. */
+interface ClientDocument {
+  info: { description?: string };
+  tags?: { name: string }[];
+  paths: Record<string, Record<string, { tags: string[] }>>;
+  components: { schemas: Record<string, { properties?: Record<string, object> }> };
+}
+
+/**
+ * The document narrowed to the orders operations: the client of this API's orders, which another
+ * module added to the service neither changes nor needs regenerated.
+ */
+export function ordersClientDocument<D extends ClientDocument>(doc: D): D {
+  const paths = Object.fromEntries(
+    Object.entries(doc.paths).filter(([, item]) =>
+      Object.values(item).some((operation) => operation.tags.includes('orders')),
+    ),
+  );
+  const schemas = structuredClone(doc.components.schemas);
+  // The list of every registered code grows with each module; the served document has it.
+  const { properties } = schemas.Error;
+  if (properties) properties.code = { type: 'string', example: 'ORDER_NOT_FOUND' };
+  return {
+    ...doc,
+    info: { ...doc.info, description: undefined },
+    tags: doc.tags?.filter((tag) => tag.name === 'orders'),
+    paths,
+    components: { ...doc.components, schemas },
+  };
+}

@@ -1,7 +1,14 @@
+import { CommonErrors } from '../common/errors/error-code';
 import { applyDecorators, HttpStatus } from '@nestjs/common';
 import { ApiOperation, ApiParam } from '@nestjs/swagger';
-import { ErrorCode } from '../common/errors/error-code';
+import { OrderErrors } from './order.errors';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
+
+/** The orders tag of every version's document. */
+export const ORDERS_TAG = {
+  name: 'orders',
+  description: "Place and manage customer orders: list the store's orders, cancel one.",
+};
 
 /** The documentation of `DELETE /store/orders/{orderId}`: the same operation in v1 and v2. */
 export const ApiCancelOrder = (): MethodDecorator =>
@@ -24,15 +31,15 @@ export const ApiCancelOrder = (): MethodDecorator =>
       [HttpStatus.BAD_REQUEST]: {
         description:
           '`orderId` is not a base-10 int64 (`INVALID_ORDER_ID`), or the request is malformed.',
-        codes: [ErrorCode.INVALID_ORDER_ID, ErrorCode.BAD_REQUEST],
+        codes: [OrderErrors.INVALID_ORDER_ID, CommonErrors.BAD_REQUEST],
       },
       [HttpStatus.NOT_FOUND]: {
         description: 'No order with this id exists.',
-        codes: [ErrorCode.ORDER_NOT_FOUND],
+        codes: [OrderErrors.ORDER_NOT_FOUND],
       },
       [HttpStatus.CONFLICT]: {
         description: 'The order has already shipped: it cannot be cancelled, and nothing changed.',
-        codes: [ErrorCode.ORDER_ALREADY_SHIPPED],
+        codes: [OrderErrors.ORDER_ALREADY_SHIPPED],
       },
     }),
   );
