@@ -99,7 +99,10 @@ describe('the OpenAPI document of v2', () => {
         expect.objectContaining({ in: 'query', required: false, schema: expect.any(Object) }),
       );
       expect(parameter.description).toContain('INVALID_');
-      expect(Object.keys(parameter.examples ?? {}).length).toBeGreaterThan(0);
+      // A cursor is only valid for its own filters: an example would be sent by "Try it out".
+      if (parameter.name !== 'cursor') {
+        expect(Object.keys(parameter.examples ?? {}).length).toBeGreaterThan(0);
+      }
     }
     const byName = Object.fromEntries(parameters.map((p) => [p.name, p]));
     expect(byName.status).toEqual(expect.objectContaining({ style: 'form', explode: false }));

@@ -91,12 +91,8 @@ export const ORDER_PAGE_QUERY_PARAMETERS = {
       'limit may change): the page after it. Opaque; it does not expire. A cursor that is ' +
       'malformed, altered, or was issued for other filters or another sort is 400 ' +
       '`INVALID_CURSOR`. Without it: the first page.',
+    // No example to pre-fill: Swagger UI's "Try it out" would send it, and a cursor is only
+    // valid with the filters and sort it was issued for. One looks like `WzEsImxEMFFq…`.
     schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
-    examples: {
-      next: {
-        summary: 'A nextCursor from a previous page',
-        value: 'WzEsImxEMFFqMzEyUDMtWG5sOGYiLCIxMDAiLCJtSldJbFhraURPMk9QU1gyIl0',
-      },
-    },
   },
 } satisfies Record<string, ApiQueryOptions>;
