@@ -6,10 +6,12 @@ describe('relativeTime', () => {
 
   it.each([
     [-3 * 60_000 - 20_000, '3 minutes ago'],
-    [90 * 86_400_000 - 5_000, 'in 89 days'],
+    [90 * 86_400_000 - 5_000, 'in 90 days'],
+    [89 * 86_400_000 + 3_600_000, 'in 89 days'],
     [-1 * 60_000, '1 minute ago'],
     [-59_000, '59 seconds ago'],
-    [2 * 3_600_000 + 59 * 60_000, 'in 2 hours'],
+    [2 * 3_600_000 - 12_000, 'in 2 hours'],
+    [2 * 3_600_000 + 31 * 60_000, 'in 3 hours'],
     [-400 * 86_400_000, '1 year ago'],
     [-200, 'just now'],
   ])('says %p ms from now as %p', (ms, text) => {

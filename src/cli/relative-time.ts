@@ -9,14 +9,15 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 const format = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
 
 /**
- * A time as people say it, relative to now: "3 minutes ago", "in 89 days" (whole units, rounded
- * toward now: a key that expires in 89 days and 23 hours expires "in 89 days").
+ * A time as people say it, relative to now: "3 minutes ago", "in 90 days": the largest unit that
+ * fits, rounded to the nearest whole one (a key made with --expires-in 2h expires "in 2 hours",
+ * not "in 1 hour", a second later).
  */
 export function relativeTime(at: Date, now = Date.now()): string {
   const ms = at.getTime() - now;
   const abs = Math.abs(ms);
   if (abs < 1_000) return 'just now';
   const [unit, size] = UNITS.find(([, size]) => abs >= size) ?? UNITS[UNITS.length - 1];
-  const amount = Math.floor(abs / size);
+  const amount = Math.round(abs / size);
   return format.format(ms < 0 ? -amount : amount, unit);
 }
