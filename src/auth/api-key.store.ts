@@ -1,8 +1,7 @@
 import { DataSource, EntityManager, IsNull } from 'typeorm';
-import { PLAN_LIMITS, RateLimits } from '../rate-limit/plan-limits';
+import { limitsOf, Plan, planLimitsProblem, RateLimits } from '../plans/plans';
 import { ApiKey } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
-import { Plan } from './plan';
 
 export interface IssueKeyRequest {
   plan: Plan;
@@ -68,12 +67,6 @@ export class AmbiguousKeyIdError extends Error {
 /** Characters of an id prefix accepted in place of the id: enough to rule out a slip. */
 export const MIN_ID_PREFIX_LENGTH = 4;
 
-/** Limits in force for a key: its plan's, or its own for enterprise. */
-export function limitsOf(key: Pick<ApiKey, 'plan' | 'perMinute' | 'perDay'>): RateLimits {
-  if (key.plan !== 'enterprise') return PLAN_LIMITS[key.plan];
-  return { perMinute: key.perMinute ?? 0, perDay: key.perDay ?? 0 };
-}
-
 /** The id of the key's rotation family: the id of the first key, from which the others descend. */
 export function familyOf(key: Pick<ApiKey, 'id' | 'familyId'>): string {
   return key.familyId ?? key.id;
@@ -96,18 +89,9 @@ export class ApiKeyStore {
   }
 
   async issue(request: IssueKeyRequest): Promise<IssuedKey> {
-    const enterprise = request.plan === 'enterprise';
-    if (enterprise !== (request.limits !== undefined)) {
-      throw new InvalidKeyRequestError(
-        enterprise
-          ? 'an enterprise key needs both --per-minute and --per-day'
-          : `--per-minute and --per-day are for enterprise keys; the ${request.plan} plan sets its own limits`,
-      );
-    }
+    const problem = planLimitsProblem(request.plan, request.limits);
+    if (problem !== undefined) throw new InvalidKeyRequestError(problem);
     const { limits } = request;
-    if (limits && !(isPositiveInt(limits.perMinute) && isPositiveInt(limits.perDay))) {
-      throw new InvalidKeyRequestError('--per-minute and --per-day must be positive integers');
-    }
     assertFuture(request.expiresAt);
     return this.insert(this.dataSource.manager, {
       familyId: null,
@@ -294,10 +278,6 @@ function assertFuture(expiresAt: Date | undefined): void {
         : `the expiry ${expiresAt.toISOString()} is not in the future`,
     );
   }
-}
-
-function isPositiveInt(value: number): boolean {
-  return Number.isSafeInteger(value) && value > 0 && value <= 2_147_483_647;
 }
 
 function isUuid(value: string): boolean {

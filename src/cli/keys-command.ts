@@ -1,7 +1,6 @@
 /** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
 import { parseArgs } from 'node:util';
-import { isPlan, Plan, PLANS } from '../auth/plan';
-import type { RateLimits } from '../rate-limit/plan-limits';
+import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
 
 const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -169,26 +168,17 @@ function commandOf(name: CommandName, values: Values, rest: string[]): Command {
         throw new UsageError(`--plan must be one of ${PLANS.join(', ')}; got "${plan}"`, name);
       const perMinute = values['per-minute'];
       const perDay = values['per-day'];
-      if (plan === 'enterprise' && (perMinute === undefined || perDay === undefined)) {
-        throw new UsageError('an enterprise key needs both --per-minute N and --per-day N', name);
-      }
-      if (plan !== 'enterprise' && (perMinute !== undefined || perDay !== undefined)) {
-        throw new UsageError(
-          `--per-minute and --per-day are for enterprise keys; the ${plan} plan sets its own limits`,
-          name,
-        );
-      }
+      const limits =
+        perMinute !== undefined || perDay !== undefined
+          ? { perMinute: optionalNumber(perMinute), perDay: optionalNumber(perDay) }
+          : undefined;
+      const problem = planLimitsProblem(plan, limits);
+      if (problem !== undefined) throw new UsageError(problem);
       return {
         name,
         plan,
         label: values.name,
-        limits:
-          perMinute !== undefined && perDay !== undefined
-            ? {
-                perMinute: positiveInt('--per-minute', perMinute),
-                perDay: positiveInt('--per-day', perDay),
-              }
-            : undefined,
+        limits: limits as RateLimits | undefined,
         expiry: expiryOf(values['expires-in'], values['expires-at']),
         json: values.json,
       };
@@ -293,10 +283,8 @@ export function rfc3339(option: string, value: string): Date {
   return at;
 }
 
-function positiveInt(option: string, value: string): number {
-  const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1 || n > 2_147_483_647) {
-    throw new UsageError(`${option} must be a positive integer; got "${value}"`);
-  }
-  return n;
+/** A decimal count as given on the command line; anything else is NaN (refused as a limit). */
+function optionalNumber(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return /^[0-9]+$/.test(value) ? Number(value) : NaN;
 }

@@ -1,5 +1,6 @@
 /** What the `keys` tool prints: for people (tables, relative times) and for scripts (`--json`). */
-import { familyOf, IssuedKey, KeySummary, limitsOf, Rotation } from '../auth/api-key.store';
+import { familyOf, IssuedKey, KeySummary, Rotation } from '../auth/api-key.store';
+import { limitsOf } from '../plans/plans';
 import { relativeTime } from './relative-time';
 
 /** Characters of a key id shown by `list`; any unique prefix of 4 or more is accepted back. */
