@@ -15,7 +15,7 @@ import {
   KeyNotFoundError,
 } from '../auth/api-key.store';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
-import { dataSourceOptions } from '../database/data-source-options';
+import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
 import { Command, expiryDate, parseCommand, USAGE, usageOf, UsageError } from './keys-command';
 import {
@@ -123,11 +123,10 @@ async function main(argv: string[]): Promise<number> {
         })
       : undefined;
   const dataSource = new DataSource(
-    dataSourceOptions(env.DATABASE_URL ?? (embedded as EmbeddedDatabase).url, {
-      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
-      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
-      poolSize: 1,
-    }),
+    dataSourceOptions(
+      env.DATABASE_URL ?? (embedded as EmbeddedDatabase).url,
+      databaseSettingsOf(env),
+    ),
   );
   try {
     await dataSource.initialize();
