@@ -34,7 +34,8 @@ export interface VersionsResult {
 export interface Report {
   date: Date;
   scenarios: ScenarioResult[];
-  largeList: LargeListResult;
+  /** Absent when that part of the run failed (its check says why). */
+  largeList?: LargeListResult;
   largeListOrders: number;
   /** Absent when that part of the run failed (its check says why). */
   versions?: VersionsResult;
@@ -164,7 +165,7 @@ One \`GET /v1/store/orders\` to a freshly started service (after the runs above)
 the client can. The server's resident memory (VmRSS and VmHWM in /proc/<pid>/status) is read
 before the request and watched during the response; the growth is the peak minus the value before.
 
-${largeListLines(report.largeList, report.largeListOrders).join('\n')}
+${report.largeList ? largeListLines(report.largeList, report.largeListOrders).join('\n') : '(this part of the run failed: see Targets)'}
 
 ## v2: pages, flat at depth
 

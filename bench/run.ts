@@ -276,12 +276,10 @@ async function main(): Promise<boolean> {
     const fresh = await startService(databaseUrl);
     service = fresh.app;
     log('whole list from a freshly started service…');
-    const largeList = await fetchLargeList(
-      fresh.url,
-      headers,
-      service.pid,
-      LARGE_LIST_ORDERS,
-      LARGE_LIST_TIMEOUT_MS,
+    const pid = service.pid;
+    // Reported as a missed target if it breaks, so that v2's figures below still come out.
+    const largeList = await attempt('whole list', () =>
+      fetchLargeList(fresh.url, headers, pid, LARGE_LIST_ORDERS, LARGE_LIST_TIMEOUT_MS),
     );
 
     log(`v2 pages: refilling the table with ${LARGE_LIST_ORDERS.toLocaleString('en-US')} orders…`);
@@ -305,24 +303,35 @@ async function main(): Promise<boolean> {
       ratioCheck('list 100', TARGETS.list100),
       ratioCheck('list 1,000', TARGETS.list1000),
       ratioCheck('cancel', TARGETS.cancel),
-      {
-        name: '1,000,000-order list is whole',
-        target: 'one JSON array of every order',
-        actual: largeList.whole ? 'whole' : `${largeList.orders} orders, not whole`,
-        pass: largeList.whole,
-      },
-      {
-        name: '1,000,000-order list time to first byte',
-        target: `< ${TARGETS.firstByteMs} ms`,
-        actual: `${largeList.firstByteMs.toFixed(0)} ms`,
-        pass: largeList.firstByteMs < TARGETS.firstByteMs,
-      },
-      {
-        name: '1,000,000-order list peak RSS growth',
-        target: `< ${TARGETS.rssGrowthBytes / MB} MB`,
-        actual: `${(largeList.peakRssGrowthBytes / MB).toFixed(1)} MB`,
-        pass: largeList.peakRssGrowthBytes < TARGETS.rssGrowthBytes,
-      },
+      ...(largeList instanceof Error
+        ? [
+            {
+              name: '1,000,000-order list',
+              target: 'a run',
+              actual: largeList.message,
+              pass: false,
+            },
+          ]
+        : [
+            {
+              name: '1,000,000-order list is whole',
+              target: 'one JSON array of every order',
+              actual: largeList.whole ? 'whole' : `${largeList.orders} orders, not whole`,
+              pass: largeList.whole,
+            },
+            {
+              name: '1,000,000-order list time to first byte',
+              target: `< ${TARGETS.firstByteMs} ms`,
+              actual: `${largeList.firstByteMs.toFixed(0)} ms`,
+              pass: largeList.firstByteMs < TARGETS.firstByteMs,
+            },
+            {
+              name: '1,000,000-order list peak RSS growth',
+              target: `< ${TARGETS.rssGrowthBytes / MB} MB`,
+              actual: `${(largeList.peakRssGrowthBytes / MB).toFixed(1)} MB`,
+              pass: largeList.peakRssGrowthBytes < TARGETS.rssGrowthBytes,
+            },
+          ]),
       versions instanceof Error
         ? {
             name: 'v2 page of 100 req/s vs v1 list of 100',
@@ -357,12 +366,12 @@ async function main(): Promise<boolean> {
     if (!(versions instanceof Error)) process.stdout.write(`${versionsTable(versions)}\n\n`);
     if (!(pages instanceof Error)) process.stdout.write(`${pageDepthTable(pages)}\n\n`);
     process.stdout.write(
-      `${largeListLines(largeList, LARGE_LIST_ORDERS).join('\n')}\n\n${checkLines(checks).join('\n')}\n`,
+      `${largeList instanceof Error ? '' : `${largeListLines(largeList, LARGE_LIST_ORDERS).join('\n')}\n\n`}${checkLines(checks).join('\n')}\n`,
     );
     writeBenchmarks(join(ROOT, 'BENCHMARKS.md'), {
       date: new Date(),
       scenarios,
-      largeList,
+      largeList: largeList instanceof Error ? undefined : largeList,
       largeListOrders: LARGE_LIST_ORDERS,
       versions: versions instanceof Error ? undefined : versions,
       pages: pages instanceof Error ? undefined : pages,

@@ -205,36 +205,9 @@ function describeErrorCodes(documents: Map<string, OpenAPIObject>): void {
   }
 }
 
-/** Drops the component schemas no path of the document reaches (other versions' schemas). */
-function pruneUnusedSchemas(document: OpenAPIObject): void {
-  const schemas = document.components?.schemas;
-  if (!schemas) return;
-  const used = new Set<string>();
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) {
-      value.forEach(visit);
-      return;
-    }
-    if (typeof value !== 'object' || value === null) return;
-    for (const [key, inner] of Object.entries(value)) {
-      const ref = key === '$ref' && typeof inner === 'string' ? inner : undefined;
-      const name = ref && /^#\/components\/schemas\/(.+)$/.exec(ref)?.[1];
-      if (name && !used.has(name)) {
-        used.add(name);
-        visit(schemas[name]);
-      }
-      visit(inner);
-    }
-  };
-  visit(document.paths);
-  for (const name of Object.keys(schemas)) {
-    if (!used.has(name)) Reflect.deleteProperty(schemas, name);
-  }
-}
-
 /**
- * The operations of one version, relative to its prefix, only the schemas they use, and the Error
- * schema completed (its codes: describeErrorCodes).
+ * The operations of one version, relative to its prefix, with only the schemas they use (another
+ * version's never show up here), and the Error schema completed.
  */
 function versionDocument(document: OpenAPIObject, version: string): OpenAPIObject {
   const prefix = versionPrefix(version);
@@ -250,10 +223,39 @@ function versionDocument(document: OpenAPIObject, version: string): OpenAPIObjec
   return document;
 }
 
+/** Drops the schemas no operation of the document reaches, directly or through another schema. */
+function pruneUnusedSchemas(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas;
+  if (!schemas) return;
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      value.forEach(visit);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        const match =
+          key === '$ref' && typeof child === 'string'
+            ? /^#\/components\/schemas\/(.+)$/.exec(child)
+            : null;
+        if (match && !used.has(match[1])) {
+          used.add(match[1]);
+          visit(schemas[match[1]]);
+        } else {
+          visit(child);
+        }
+      }
+    }
+  };
+  visit(document.paths);
+  for (const name of Object.keys(schemas)) {
+    if (!used.has(name)) Reflect.deleteProperty(schemas, name);
+  }
+}
+
 /**
  * Serves each version's document at `/openapi/vN.json`, v1's also at `/openapi.json`, and Swagger
- * UI at `/docs` offering them all, everything public. Without PUBLIC_BASE_URL, the first server is this server itself, as
- * the client reached it, so that "Try it out" calls the right address locally (and behind a
+ * UI at `/docs` offering them all, everything public. Without PUBLIC_BASE_URL, the first server is
+ * this server itself, as the client reached it, so that "Try it out" calls the right address locally (and behind a
  * proxy, with TRUST_PROXY).
  */
 export function setupOpenApi(app: INestApplication): void {
