@@ -2,7 +2,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { hashApiKey } from '../src/auth/api-key';
 import { ApiKey } from '../src/auth/api-key.entity';
-import { PLANS } from '../src/auth/plan';
+import { PLANS } from '../src/plans/plans';
 import { api, expectErrorBody } from './support/client';
 import { createTestApp, TestApp } from './support/test-app';
 

@@ -1,13 +1,42 @@
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
+import { join } from 'node:path';
 import { DatabaseSettings } from '../config/app-config';
-import { entities } from './entities';
-import { migrations } from './migrations';
+import type { EnvironmentVariables } from '../config/environment';
 
 export const APPLICATION_NAME = 'store-orders-service';
 
+/** The source tree (`src/` run from TypeScript, `dist/` once built): where features live. */
+const FEATURES_ROOT = join(__dirname, '..');
+
 /**
- * The one DataSource definition, used by the application and by `ormconfig.ts` (TypeORM CLI).
- * `synchronize` is off: the schema changes only through migrations.
+ * Every feature's entities and migrations, found by their place in its folder
+ * (`src/<feature>/*.entity.ts`, `src/<feature>/migrations/*.ts`): a new module adds files, never
+ * a line to a shared list. TypeORM runs migrations in the order of their timestamps.
+ */
+export const ENTITY_FILES = join(FEATURES_ROOT, '**', '*.entity.{ts,js}');
+export const MIGRATION_FILES = join(FEATURES_ROOT, '**', 'migrations', '*.{ts,js}');
+
+/**
+ * The settings of a process that connects outside Nest (the `keys` tool, the TypeORM CLI,
+ * `migrate.ts`), from the validated environment: one connection unless told otherwise.
+ */
+export function databaseSettingsOf(
+  env: EnvironmentVariables,
+  overrides: Partial<DatabaseSettings> = {},
+): DatabaseSettings {
+  return {
+    connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+    poolSize: 1,
+    ...overrides,
+  };
+}
+
+/**
+ * The one DataSource definition, used by the application, `ormconfig.ts` (TypeORM CLI), the
+ * `keys` tool, `migrate.ts` and the tests' setup. `synchronize` is off: the schema changes only
+ * through migrations. (The application registers its entities per module instead of by file:
+ * `TypeOrmModule.forFeature` with `autoLoadEntities`, see DatabaseModule.)
  */
 export function dataSourceOptions(
   url: string,
@@ -16,8 +45,8 @@ export function dataSourceOptions(
   return {
     type: 'postgres',
     url,
-    entities,
-    migrations,
+    entities: [ENTITY_FILES],
+    migrations: [MIGRATION_FILES],
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     applicationName: APPLICATION_NAME,
