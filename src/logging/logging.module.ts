@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
+import type { LogLevel } from '../config/environment';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -12,18 +13,20 @@ export const LOG_BUFFER_BYTES = 4096;
 export const LOG_FLUSH_INTERVAL_MS = 200;
 
 /**
- * stdout through sonic-boom, buffered and written asynchronously (`sync: false`, `minLength`):
- * a request's line costs an append to a string, not a write(2) of its own. The buffer is flushed
- * every {@link LOG_FLUSH_INTERVAL_MS}, by {@link flushLogs} before the process exits (shutdown,
- * fatal error), and, as a last resort, synchronously by pino's own exit hook.
+ * The one log format: JSON lines on stdout. Also used by `main.ts` for what it says before the
+ * application (and its logger) exists, so every startup line parses the same way.
+ *
+ * `buffered` (the application's logger, which writes a line per request): through sonic-boom,
+ * buffered and written asynchronously (`sync: false`, `minLength`), so a request's line costs an
+ * append to a string, not a write(2) of its own. The buffer is written every
+ * {@link LOG_FLUSH_INTERVAL_MS}, by {@link flushLogs} before the process exits (shutdown, fatal
+ * error), and as a last resort synchronously by pino's own exit hook.
  */
-function createRootLogger(config: AppConfig): Logger {
+export function createRootLogger(level: LogLevel, buffered = false): Logger {
   if (process.env.NODE_ENV === 'development') {
-    return pino({
-      level: config.logLevel,
-      transport: { target: 'pino-pretty', options: { singleLine: true } },
-    });
+    return pino({ level, transport: { target: 'pino-pretty', options: { singleLine: true } } });
   }
+  if (!buffered) return pino({ level });
   const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
   setInterval(() => {
     try {
@@ -32,7 +35,7 @@ function createRootLogger(config: AppConfig): Logger {
       // Destroyed (stdout closed): nothing can be written any more, and logging must not throw.
     }
   }, LOG_FLUSH_INTERVAL_MS).unref();
-  return pino({ level: config.logLevel }, destination);
+  return pino({ level }, destination);
 }
 
 /**
@@ -50,7 +53,13 @@ export function flushLogs(logger: Logger, timeoutMs = 2000): Promise<void> {
 }
 
 @Module({
-  providers: [{ provide: ROOT_LOGGER, inject: [AppConfig], useFactory: createRootLogger }],
+  providers: [
+    {
+      provide: ROOT_LOGGER,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => createRootLogger(config.logLevel, true),
+    },
+  ],
   exports: [ROOT_LOGGER],
 })
 class RootLoggerModule {}
