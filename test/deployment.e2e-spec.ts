@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { ENVIRONMENT_VARIABLE_NAMES, validateEnvironment } from '../src/config/e
 import { ENV, withClient } from './setup/clusters';
 import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
+import { buildOnce } from './support/build';
 import { httpRequest } from './support/http';
 import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
@@ -134,7 +135,7 @@ describeWithBinary('redis-server', 'redis-server')('the image start command', ()
   });
 
   beforeAll(async () => {
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore', timeout: 180_000 });
+    await buildOnce();
     // An empty database, as a fresh deployment has: the migration service creates the schema.
     const templateUrl = process.env[ENV.url] ?? '';
     const name = `deploy_${Date.now()}`;
