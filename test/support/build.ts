@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ENV } from '../setup/clusters';
@@ -14,11 +12,9 @@ const ROOT = join(__dirname, '..', '..');
  * under a server another suite has just started. The first caller builds; the others wait for it.
  */
 export async function buildOnce(): Promise<void> {
-  const run = createHash('sha256')
-    .update(`${ROOT}\n${process.env[ENV.url] ?? String(process.ppid)}`)
-    .digest('hex')
-    .slice(0, 16);
-  const lock = join(tmpdir(), `store-orders-build-${run}`);
+  const runDir = process.env[ENV.runDir];
+  if (!runDir) throw new Error('The e2e global setup did not run (no run directory)');
+  const lock = join(runDir, 'build');
   const done = join(lock, 'done');
   const failed = join(lock, 'failed');
   try {
