@@ -9,6 +9,7 @@
  */
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -32,6 +33,7 @@ import { hasSystemBinary } from '../test/support/system-binary';
 import { fetchLargeList, type LargeListResult } from './large-list';
 import { driveInTurns, sendOnceEach, type Contender, type Scenario } from './load';
 import { rssBytes } from './process-memory';
+import { compareTracing } from './tracing';
 import {
   Check,
   MB,
@@ -332,6 +334,13 @@ async function main(): Promise<boolean> {
     // The baseline answers from one buffered result: not for a million rows. The service is
     // restarted, so that its memory is measured from a fresh start, not from a heap the load
     // above has already grown.
+    const tracing = await compareTracing(
+      databaseUrl,
+      service.url,
+      headers,
+      [list('list 1,000'), cancel],
+      log,
+    );
     for (const app of apps.splice(0)) await app.stop();
     await redisServer?.stop();
     log(`seeding ${LARGE_LIST_ORDERS.toLocaleString('en-US')} orders…`);
@@ -431,6 +440,8 @@ async function main(): Promise<boolean> {
       },
       TARGETS,
     );
+    appendFileSync(join(ROOT, 'BENCHMARKS.md'), `\n${tracing}`);
+    process.stdout.write(`\n${tracing}\n`);
     log('written to BENCHMARKS.md');
     const ok = checks.every((c) => c.pass);
     log(ok ? 'every target met' : 'a target was missed');
