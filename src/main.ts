@@ -1,8 +1,11 @@
+// First: tracing must be started before Nest, Express, pg and ioredis are loaded.
+import { stopTracing } from './tracing/tracing';
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { AppConfig } from './config/app-config';
@@ -13,7 +16,7 @@ import {
 } from './config/environment';
 import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded-database';
 import { ShutdownState } from './health/shutdown-state';
-import { createRootLogger } from './logging/logging.module';
+import { createRootLogger, flushLogs, ROOT_LOGGER } from './logging/logging.module';
 
 function loadEnvironment(): EnvironmentVariables {
   try {
@@ -65,6 +68,15 @@ async function bootstrap(): Promise<void> {
   );
   configureApp(app);
   const logger = app.get(Logger);
+  // The log is buffered: every way out of the process writes what it holds first.
+  const rootLogger = app.get<PinoLogger>(ROOT_LOGGER);
+  const exit = (code: number): void => {
+    void flushLogs(rootLogger).finally(() => process.exit(code));
+  };
+  process.once('uncaughtException', (error) => {
+    rootLogger.fatal({ err: error }, 'Uncaught exception: exiting');
+    exit(1);
+  });
 
   const { drainDelayMs, timeoutMs } = app.get(AppConfig).shutdown;
   let stopping = false;
@@ -74,7 +86,7 @@ async function bootstrap(): Promise<void> {
     // Whatever hangs (a client that stops reading, a stuck query), the process still ends.
     setTimeout(() => {
       logger.error(`Shutdown did not finish within ${timeoutMs} ms: exiting`, 'Shutdown');
-      process.exit(1);
+      exit(1);
     }, timeoutMs);
     logger.log(`${signal}: shutting down, readiness is now 503`, 'Shutdown');
     app.get(ShutdownState).begin();
@@ -84,12 +96,14 @@ async function bootstrap(): Promise<void> {
       // Stops accepting, waits for in-flight requests, then closes the pool and Redis.
       await app.close();
       await embedded?.stop();
+      await stopTracing();
     } catch (error) {
       logger.error(error, 'Shutdown');
-      process.exit(1);
+      exit(1);
+      return;
     }
     logger.log('Shutdown complete', 'Shutdown');
-    process.exit(0);
+    exit(0);
   };
   process.once('SIGTERM', (s) => void shutdown(s));
   process.once('SIGINT', (s) => void shutdown(s));
