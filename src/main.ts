@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { configureApp } from './app.setup';
+import { configureApp, createHttpAdapter } from './app.setup';
 import { AppConfig } from './config/app-config';
 import {
   EnvironmentVariables,
@@ -47,6 +47,7 @@ async function bootstrap(): Promise<void> {
       runMigrations: embedded !== undefined,
       seedDemoData: embedded !== undefined,
     }),
+    createHttpAdapter(),
     { bufferLogs: true, bodyParser: false },
   );
   configureApp(app);

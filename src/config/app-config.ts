@@ -7,6 +7,13 @@ export interface ShutdownSettings {
   timeoutMs: number;
 }
 
+/** The HTTP server's timeouts (ms). */
+export interface ServerTimeouts {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+}
+
 export interface DatabaseSettings {
   connectTimeoutMs: number;
   statementTimeoutMs: number;
@@ -59,6 +66,14 @@ export class AppConfig {
     return {
       drainDelayMs: this.config.get('SHUTDOWN_DRAIN_DELAY_MS', { infer: true }),
       timeoutMs: this.config.get('SHUTDOWN_TIMEOUT_MS', { infer: true }),
+    };
+  }
+
+  get serverTimeouts(): ServerTimeouts {
+    return {
+      headersMs: this.config.get('HTTP_HEADERS_TIMEOUT_MS', { infer: true }),
+      requestMs: this.config.get('HTTP_REQUEST_TIMEOUT_MS', { infer: true }),
+      keepAliveMs: this.config.get('HTTP_KEEP_ALIVE_TIMEOUT_MS', { infer: true }),
     };
   }
 

@@ -18,6 +18,9 @@ describe('validateEnvironment', () => {
       RATE_LIMIT_BAN_SECONDS: 900,
       LOG_LEVEL: 'info',
       DATABASE_URL: undefined,
+      HTTP_HEADERS_TIMEOUT_MS: 10000,
+      HTTP_REQUEST_TIMEOUT_MS: 30000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 5000,
     });
   });
 
@@ -46,6 +49,13 @@ describe('validateEnvironment', () => {
     [{ RATE_LIMIT_BAN_AFTER: '0' }, 'RATE_LIMIT_BAN_AFTER'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
+    [{ HTTP_HEADERS_TIMEOUT_MS: '10' }, 'HTTP_HEADERS_TIMEOUT_MS'],
+    [{ HTTP_REQUEST_TIMEOUT_MS: 'soon' }, 'HTTP_REQUEST_TIMEOUT_MS'],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: '-5' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'],
+    [
+      { HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '15000' },
+      'HTTP_REQUEST_TIMEOUT_MS',
+    ],
   ])('refuses %j with a message naming %s', (env, name) => {
     expect(problemsOf(env)).toContain(name);
   });

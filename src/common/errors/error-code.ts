@@ -14,9 +14,11 @@ export enum ErrorCode {
   API_KEY_BANNED = 'API_KEY_BANNED',
   INTERNAL_ERROR = 'INTERNAL_ERROR',
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
+  REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
+  HEADERS_TOO_LARGE = 'HEADERS_TOO_LARGE',
 }
 
-export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
+export const ERROR_STATUS: Record<ErrorCode, HttpStatus | number> = {
   [ErrorCode.BAD_REQUEST]: HttpStatus.BAD_REQUEST,
   [ErrorCode.INVALID_ORDER_ID]: HttpStatus.BAD_REQUEST,
   [ErrorCode.UNAUTHORIZED]: HttpStatus.UNAUTHORIZED,
@@ -29,6 +31,9 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.API_KEY_BANNED]: HttpStatus.TOO_MANY_REQUESTS,
   [ErrorCode.INTERNAL_ERROR]: HttpStatus.INTERNAL_SERVER_ERROR,
   [ErrorCode.SERVICE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
+  [ErrorCode.REQUEST_TIMEOUT]: HttpStatus.REQUEST_TIMEOUT,
+  // Nest's HttpStatus has no 431 (RFC 6585).
+  [ErrorCode.HEADERS_TOO_LARGE]: 431,
 };
 
 /** Used when no more specific message is given. */
@@ -46,4 +51,6 @@ export const ERROR_MESSAGE: Record<ErrorCode, string> = {
     'This API key is temporarily banned for sending requests after being rate limited',
   [ErrorCode.INTERNAL_ERROR]: 'An unexpected error occurred',
   [ErrorCode.SERVICE_UNAVAILABLE]: 'The service is temporarily unavailable; retry later',
+  [ErrorCode.REQUEST_TIMEOUT]: 'The request was not received within the server timeout',
+  [ErrorCode.HEADERS_TOO_LARGE]: 'The request headers are too large',
 };
