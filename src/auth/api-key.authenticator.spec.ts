@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { PinoLogger } from 'nestjs-pino';
-import { generateApiKey } from './api-key';
+import { generateApiKey, hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { ActiveKey, ApiKeyStore } from './api-key.store';
 
@@ -26,7 +26,10 @@ function pendingStore() {
 }
 
 const requestWith = (token: string): Request =>
-  ({ headers: { authorization: `Bearer ${token}` } }) as Request;
+  ({
+    headers: { authorization: `Bearer ${token}` },
+    rawHeaders: ['Host', 'localhost', 'Authorization', `Bearer ${token}`],
+  }) as Request;
 
 describe('ApiKeyAuthenticator', () => {
   const logger = { warn: jest.fn() } as unknown as PinoLogger;
@@ -68,5 +71,38 @@ describe('ApiKeyAuthenticator', () => {
     waiting[1].resolve(undefined);
     expect(await answer).toBeUndefined();
     expect(retry.authFailure).toBe('invalid');
+  });
+
+  it('keeps valid keys cached while a flood of unknown keys comes and goes', async () => {
+    const valid = generateApiKey();
+    const store = {
+      findActive: jest.fn((hash: string) =>
+        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
+      ),
+      touch: jest.fn(() => Promise.resolve()),
+    };
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    await authenticator.authenticate(requestWith(valid));
+    // More unknown keys than either cache holds.
+    for (let i = 0; i < 60_000; i++) await authenticator.authenticate(requestWith(`sk_${i}`));
+
+    const later = requestWith(valid);
+    expect(authenticator.authenticateFromCache(later)).toBeUndefined();
+    expect(later.auth).toBe(KEY);
+    expect(store.findActive).toHaveBeenCalledTimes(60_001);
+  });
+
+  it('refuses more than one Authorization header, whatever they say, without a lookup', () => {
+    const store = { findActive: jest.fn(), touch: jest.fn() };
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const key = generateApiKey();
+    const req = {
+      headers: { authorization: `Bearer ${key}` },
+      rawHeaders: ['authorization', `Bearer ${key}`, 'AUTHORIZATION', 'Bearer other'],
+    } as Request;
+    expect(authenticator.authenticateFromCache(req)).toBeUndefined();
+    expect(req.authFailure).toBe('ambiguous');
+    expect(req.auth).toBeUndefined();
+    expect(store.findActive).not.toHaveBeenCalled();
   });
 });

@@ -96,6 +96,14 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
     return states(tracker, windows, now);
   }
 
+  hasRoom(trackerKey: string, windows: WindowSpec[]): boolean {
+    const now = this.now();
+    const tracker = this.trackers.peek(trackerKey);
+    if (!tracker) return true;
+    if (tracker.bannedUntilMs > now) return false;
+    return windows.every((w) => (live(tracker, w, now)?.count ?? 0) < w.limit);
+  }
+
   /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
   increment(
     key: string,

@@ -8,6 +8,7 @@ import { ApiException } from '../common/errors/api.exception';
 import { ErrorCode } from '../common/errors/error-code';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
+import { clientAddressOf } from './client-address';
 import {
   BanPolicy,
   HitResult,
@@ -48,6 +49,24 @@ export class RateLimitService {
   ) {
     this.keyBan = { after: config.banAfter, storeForMs: 0 };
     this.ipBan = { after: config.banAfter, storeForMs: config.banSeconds * 1000 };
+  }
+
+  /**
+   * Decides the request's key (`req.auth` or `req.authFailure`), the database step included: a
+   * key not in the key cache is looked up only while the client's IP has room in its anonymous
+   * budget (not banned, windows not full). So a flood of made-up keys costs at most that budget
+   * in lookups, even from a banned IP: past it, an unknown key is refused unchecked (and counted
+   * against the IP like any bad key). Synchronous for a cached key, the hot path.
+   */
+  authenticate(req: Request): void | Promise<void> {
+    const keyHash = this.authenticator.authenticateFromCache(req);
+    if (keyHash === undefined) return;
+    const decide = (room: boolean): void | Promise<void> => {
+      if (room) return this.authenticator.lookUpFor(req, keyHash).then(() => undefined);
+      this.authenticator.refuseUnchecked(req);
+    };
+    const room = this.storage.hasRoom(`ip:${clientAddressOf(req)}`, windowsFor(req));
+    return room instanceof Promise ? room.then(decide) : decide(room);
   }
 
   /**
@@ -125,7 +144,13 @@ export class RateLimitService {
     }
     this.metrics.keyBanned(key?.plan ?? 'anonymous');
     this.logger.warn(
-      { reqId: req.id, keyId: key?.keyId, ip: key ? undefined : req.ip, plan: key?.plan, until },
+      {
+        reqId: req.id,
+        keyId: key?.keyId,
+        ip: key ? undefined : clientAddressOf(req),
+        plan: key?.plan,
+        until,
+      },
       'banned for sending after being rate limited',
     );
     throw banned(banMs);
@@ -138,7 +163,7 @@ export class RateLimitService {
   async admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> {
     if (req.rateLimited || !req.path.startsWith(LIMITED_PREFIX)) return undefined;
     try {
-      await this.authenticator.authenticate(req);
+      await this.authenticate(req);
     } catch {
       // Recorded on the request as authFailure 'unavailable'.
     }
@@ -169,9 +194,9 @@ export class RateLimitService {
   }
 }
 
-/** Whom a request counts against: its valid key, or without one, its client IP. */
+/** Whom a request counts against: its valid key, or without one, its client IP (or /64). */
 function trackerOf(req: Request): string {
-  return req.auth ? `key:${req.auth.keyId}` : `ip:${req.ip ?? 'unknown'}`;
+  return req.auth ? `key:${req.auth.keyId}` : `ip:${clientAddressOf(req)}`;
 }
 
 /** The window that binds most: fewest requests remaining; on a tie, the one that resets later. */

@@ -55,6 +55,8 @@ export interface RateLimitStorage extends ThrottlerStorage {
   hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult | Promise<HitResult>;
   /** The windows' state without counting anything (for the headers of a banned request). */
   peek(tracker: string, windows: WindowSpec[]): WindowState[] | Promise<WindowState[]>;
+  /** Whether a request would be admitted now (not banned here, no window full), counting nothing. */
+  hasRoom(tracker: string, windows: WindowSpec[]): boolean | Promise<boolean>;
 }
 
 export const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');

@@ -139,6 +139,19 @@ export class RedisRateLimitStorage implements RateLimitStorage {
     }
   }
 
+  async hasRoom(tracker: string, windows: WindowSpec[]): Promise<boolean> {
+    try {
+      const pipeline = this.redis.pipeline().pttl(`rl:{${tracker}}:ban`);
+      for (const w of windows) pipeline.get(`rl:{${tracker}}:${w.name}`);
+      const replies = (await pipeline.exec()) ?? [];
+      this.recovered();
+      if (Number(replies[0]?.[1] ?? -2) > 0) return false;
+      return windows.every((w, i) => Number(replies[i + 1]?.[1] ?? 0) < w.limit);
+    } catch (error) {
+      return this.degrade(error, () => this.fallback.hasRoom(tracker, windows));
+    }
+  }
+
   /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
   async increment(
     key: string,
