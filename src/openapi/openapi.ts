@@ -1,10 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { ErrorCode, ERROR_STATUS } from '../common/errors/error-code';
 import { AppConfig } from '../config/app-config';
 import { PLAN_LIMITS } from '../rate-limit/plan-limits';
-import { API_VERSION_PREFIX, versionedServerUrl } from './server-url';
+import { API_VERSION_PREFIX, selfServerUrl, versionedServerUrl } from './server-url';
 
 export const OPENAPI_JSON_PATH = '/openapi.json';
 export const SWAGGER_UI_PATH = '/docs';
@@ -99,16 +99,22 @@ export function createOpenApiDocument(app: INestApplication, config: AppConfig):
 export function setupOpenApi(app: INestApplication): void {
   const config = app.get(AppConfig);
   const document = createOpenApiDocument(app, config);
+  // Under TRUST_PROXY, Express reads the scheme from X-Forwarded-Proto.
+  const dependsOn = config.trustProxy === undefined ? 'Host' : 'Host, X-Forwarded-Proto';
   SwaggerModule.setup(SWAGGER_UI_PATH, app, document, {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
     raw: ['json'],
     customSiteTitle: 'Petstore API: Store Orders',
     swaggerOptions: { displayOperationId: true, tryItOutEnabled: false },
-    patchDocumentOnRequest: (req: unknown, _res: unknown, doc: OpenAPIObject): OpenAPIObject => {
+    patchDocumentOnRequest: (req: unknown, res: unknown, doc: OpenAPIObject): OpenAPIObject => {
       if (config.publicBaseUrl !== undefined) return doc;
-      const { protocol } = req as Request;
-      const host = (req as Request).get('host') ?? 'localhost';
-      const self = { url: versionedServerUrl(`${protocol}://${host}`), description: 'This server' };
+      const request = req as Request;
+      // The document differs by these request headers: a cache must not serve one for another.
+      (res as Response).vary(dependsOn);
+      const self = {
+        url: selfServerUrl(request.protocol, request.get('host')),
+        description: 'This server',
+      };
       return { ...doc, servers: [self, ...(doc.servers ?? [])] };
     },
   });

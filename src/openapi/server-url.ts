@@ -1,3 +1,5 @@
+import { isIPv6 } from 'node:net';
+
 /** The version prefix of every operation; the OpenAPI paths are relative to it. */
 export const API_VERSION_PREFIX = '/v1';
 
@@ -8,4 +10,27 @@ export const API_VERSION_PREFIX = '/v1';
 export function versionedServerUrl(baseUrl: string): string {
   const root = baseUrl.replace(/\/+$/, '').replace(/\/v1$/i, '');
   return `${root}${API_VERSION_PREFIX}`;
+}
+
+/** A DNS name (RFC 1123 labels), an IPv4 address or a bracketed IPv6 one, and an optional port. */
+const HOST =
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[([0-9a-f:.]+)\])(?::(\d{1,5}))?$/i;
+
+/**
+ * This server's own `servers` entry, from the address the client used (`Host`, and the scheme,
+ * which Express takes from `X-Forwarded-Proto` under TRUST_PROXY). Both are the client's word, and
+ * the document (and Swagger UI's page) shows them: only an `http`/`https` scheme and a well-formed
+ * host[:port] are taken; anything else gives the relative `/v1`, which OpenAPI resolves against
+ * the document's own address.
+ */
+export function selfServerUrl(protocol: string, host: string | undefined): string {
+  const match = host === undefined ? null : HOST.exec(host);
+  const ipv6 = match?.[1];
+  const port = match?.[2];
+  const valid =
+    match !== null &&
+    (protocol === 'http' || protocol === 'https') &&
+    (ipv6 === undefined || isIPv6(ipv6)) &&
+    (port === undefined || Number(port) <= 65535);
+  return valid ? versionedServerUrl(`${protocol}://${host}`) : API_VERSION_PREFIX;
 }
