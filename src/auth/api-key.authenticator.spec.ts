@@ -81,6 +81,9 @@ describe('ApiKeyAuthenticator', () => {
       ),
       touch: jest.fn(() => Promise.resolve()),
     };
+    // The caches' clock stands still: what is tested is eviction, not the 5 s lifetime (60,000
+    // lookups can take longer than that on a loaded machine).
+    const clock = jest.spyOn(performance, 'now').mockReturnValue(performance.now());
     const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
     await authenticator.authenticate(requestWith(valid));
     // More unknown keys than either cache holds.
@@ -90,6 +93,7 @@ describe('ApiKeyAuthenticator', () => {
     expect(authenticator.authenticateFromCache(later)).toBeUndefined();
     expect(later.auth).toBe(KEY);
     expect(store.findActive).toHaveBeenCalledTimes(60_001);
+    clock.mockRestore();
   });
 
   it('refuses more than one Authorization header, whatever they say, without a lookup', () => {
@@ -104,5 +108,22 @@ describe('ApiKeyAuthenticator', () => {
     expect(req.authFailure).toBe('ambiguous');
     expect(req.auth).toBeUndefined();
     expect(store.findActive).not.toHaveBeenCalled();
+  });
+
+  it('remembers which keys were found valid, and only those', async () => {
+    const valid = generateApiKey();
+    const store = {
+      findActive: jest.fn((hash: string) =>
+        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
+      ),
+      touch: jest.fn(() => Promise.resolve()),
+    };
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const unknown = generateApiKey();
+    expect(authenticator.isKnownKey(hashApiKey(valid))).toBe(false);
+    await authenticator.authenticate(requestWith(valid));
+    await authenticator.authenticate(requestWith(unknown));
+    expect(authenticator.isKnownKey(hashApiKey(valid))).toBe(true);
+    expect(authenticator.isKnownKey(hashApiKey(unknown))).toBe(false);
   });
 });

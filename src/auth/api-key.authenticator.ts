@@ -47,6 +47,13 @@ export class ApiKeyAuthenticator {
   });
 
   /**
+   * Hashes found valid at some point, without expiry (bounded like the key cache): such a key is
+   * always looked up again when its cache entry lapses, whatever its client's IP has sent (see
+   * `RateLimitService.authenticate`), so an IP's anonymous ban never shuts out a real key.
+   */
+  private readonly known = new LRUCache<string, true>({ max: KEY_CACHE_MAX_ENTRIES });
+
+  /**
    * Database lookups under way, by hash. When a key's cache entry lapses under load, the requests
    * that carry it at that moment wait for one lookup instead of each sending its own.
    */
@@ -108,6 +115,11 @@ export class ApiKeyAuthenticator {
     return undefined;
   }
 
+  /** Whether this hash was a valid key when last looked up (its cache entry may have lapsed). */
+  isKnownKey(keyHash: string): boolean {
+    return this.known.has(keyHash);
+  }
+
   /** Decides a key that may not be looked up (its client is over its budget): not valid. */
   refuseUnchecked(req: Request): void {
     req.authFailure = 'invalid';
@@ -133,8 +145,10 @@ export class ApiKeyAuthenticator {
     const key = await this.store.findActive(keyHash);
     if (!key) {
       this.unknown.set(keyHash, true);
+      this.known.delete(keyHash);
     } else {
       this.cache.set(keyHash, key);
+      this.known.set(keyHash, true);
       // At most once per key per cache period and instance: cheap enough for "last used".
       this.store.touch(key.keyId).catch((err: unknown) => {
         this.logger.warn({ err, keyId: key.keyId }, 'could not record last use of key');

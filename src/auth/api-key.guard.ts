@@ -2,8 +2,9 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { CommonErrors } from '../common/errors/error-code';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { AuthErrors } from './auth.errors';
 import { isPublic } from './public.decorator';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
@@ -12,12 +13,12 @@ export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 export function unauthorized(req: Request): ApiException {
   const challenge =
     req.authFailure === 'invalid' ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE;
-  return new ApiException(ErrorCode.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
+  return new ApiException(AuthErrors.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
 }
 
 /** More than one Authorization header: 400 (RFC 6750 §3.1), never a guess at which one counts. */
 export function ambiguousCredentials(): ApiException {
-  return new ApiException(ErrorCode.BAD_REQUEST, 'Send exactly one Authorization header', {
+  return new ApiException(CommonErrors.BAD_REQUEST, 'Send exactly one Authorization header', {
     'WWW-Authenticate': `${WWW_AUTHENTICATE}, error="invalid_request"`,
   });
 }

@@ -1,17 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import type { ServerTimeouts } from '../common/http/client-errors';
 import { EnvironmentVariables, LogLevel } from './environment';
 
 export interface ShutdownSettings {
   drainDelayMs: number;
   timeoutMs: number;
-}
-
-/** The HTTP server's timeouts (ms). */
-export interface ServerTimeouts {
-  headersMs: number;
-  requestMs: number;
-  keepAliveMs: number;
 }
 
 export interface DatabaseSettings {

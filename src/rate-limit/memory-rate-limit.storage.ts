@@ -1,10 +1,7 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import {
   BanPolicy,
   HitResult,
-  NO_BAN,
-  toThrottlerRecord,
   RateLimitStorage,
   WindowSpec,
   WindowState,
@@ -94,26 +91,6 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
     const now = this.now();
     const tracker = this.trackers.peek(trackerKey);
     return states(tracker, windows, now);
-  }
-
-  hasRoom(trackerKey: string, windows: WindowSpec[]): boolean {
-    const now = this.now();
-    const tracker = this.trackers.peek(trackerKey);
-    if (!tracker) return true;
-    if (tracker.bannedUntilMs > now) return false;
-    return windows.every((w) => (live(tracker, w, now)?.count ?? 0) < w.limit);
-  }
-
-  /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
-  increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    throttlerName: string,
-  ): ReturnType<ThrottlerStorage['increment']> {
-    const result = this.hit(key, [{ name: throttlerName, limit, ttlMs: ttl }], NO_BAN);
-    return Promise.resolve(toThrottlerRecord(result, blockDuration, this.now()));
   }
 }
 

@@ -5,7 +5,7 @@ import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import '../auth/request-auth';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { isVersionedPath } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import { clientAddressOf } from './client-address';
@@ -17,6 +17,7 @@ import {
   WindowSpec,
   WindowState,
 } from './rate-limit.storage';
+import { RateLimitErrors } from './rate-limit.errors';
 import { windowsFor } from './rate-limit.windows';
 
 declare module 'express-serve-static-core' {
@@ -25,9 +26,6 @@ declare module 'express-serve-static-core' {
     rateLimited?: boolean;
   }
 }
-
-/** The path prefix whose every response is rate limited and carries the X-RateLimit-* headers. */
-const LIMITED_PREFIX = '/v1/';
 
 /**
  * Per-plan limits: a request is admitted only if both of its windows have room; every response
@@ -52,11 +50,13 @@ export class RateLimitService {
   }
 
   /**
-   * Decides the request's key (`req.auth` or `req.authFailure`), the database step included: a
-   * key not in the key cache is looked up only while the client's IP has room in its anonymous
-   * budget (not banned, windows not full). So a flood of made-up keys costs at most that budget
-   * in lookups, even from a banned IP: past it, an unknown key is refused unchecked (and counted
-   * against the IP like any bad key). Synchronous for a cached key, the hot path.
+   * Decides the request's key (`req.auth` or `req.authFailure`), the database step included. A
+   * key this instance has never found valid costs its client IP one lookup from a budget of its
+   * own, the anonymous limits (60 a minute, 1,000 a day): a flood of made-up keys costs at most
+   * that in lookups, even from a banned IP; past it, an unknown key is refused unchecked (and
+   * counted against the IP like any bad key). Apart from the IP's request windows, so that an
+   * IP's 429s and ban do not shut out a real key; a key found valid before is always looked up
+   * again. Synchronous for a cached key, the hot path.
    */
   authenticate(req: Request): void | Promise<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
@@ -65,8 +65,12 @@ export class RateLimitService {
       if (room) return this.authenticator.lookUpFor(req, keyHash).then(() => undefined);
       this.authenticator.refuseUnchecked(req);
     };
-    const room = this.storage.hasRoom(`ip:${clientAddressOf(req)}`, windowsFor(req));
-    return room instanceof Promise ? room.then(decide) : decide(room);
+    if (this.authenticator.isKnownKey(keyHash)) return decide(true);
+    // Without a valid key yet, the windows are the anonymous ones.
+    const lookup = this.storage.hit(`lookup:${clientAddressOf(req)}`, windowsFor(req), NEVER_BAN);
+    return lookup instanceof Promise
+      ? lookup.then((r) => decide(r.outcome === 'admitted'))
+      : decide(lookup.outcome === 'admitted');
   }
 
   /**
@@ -157,11 +161,16 @@ export class RateLimitService {
   }
 
   /**
-   * For responses under /v1 that never reached the guards (unknown path, 405, 413 …): count them
-   * too and give them their headers. Returns the 429 to answer instead, if the client is over.
+   * For responses under a version (`/v1/...`) that never reached the guards (unknown path, 405,
+   * 413 …): count them too and give them their headers. Returns the 429 to answer instead, if the
+   * client is over. Nothing to do (and no promise) for a request already counted.
    */
-  async admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> {
-    if (req.rateLimited || !req.path.startsWith(LIMITED_PREFIX)) return undefined;
+  admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> | undefined {
+    if (req.rateLimited || !isVersionedPath(req.path)) return undefined;
+    return this.admitLate(req, res);
+  }
+
+  private async admitLate(req: Request, res: Response): Promise<ApiException | undefined> {
     try {
       await this.authenticate(req);
     } catch {
@@ -194,6 +203,9 @@ export class RateLimitService {
   }
 }
 
+/** Key lookups are refused past their budget, never banned: the requests themselves are. */
+const NEVER_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };
+
 /** Whom a request counts against: its valid key, or without one, its client IP (or /64). */
 function trackerOf(req: Request): string {
   return req.auth ? `key:${req.auth.keyId}` : `ip:${clientAddressOf(req)}`;
@@ -221,14 +233,16 @@ function retryAfter(ms: number): string {
 }
 
 function banned(ms: number): ApiException {
-  return new ApiException(ErrorCode.API_KEY_BANNED, undefined, { 'Retry-After': retryAfter(ms) });
+  return new ApiException(RateLimitErrors.API_KEY_BANNED, undefined, {
+    'Retry-After': retryAfter(ms),
+  });
 }
 
 /** Retry-After: until the blocking window (the full one that resets last) has room again. */
 function exceeded(windows: WindowState[]): ApiException {
   const full = windows.filter((w) => w.count >= w.limit);
   const resetAtMs = Math.max(...full.map((w) => w.resetAtMs));
-  return new ApiException(ErrorCode.RATE_LIMIT_EXCEEDED, undefined, {
+  return new ApiException(RateLimitErrors.RATE_LIMIT_EXCEEDED, undefined, {
     'Retry-After': retryAfter(resetAtMs - Date.now()),
   });
 }

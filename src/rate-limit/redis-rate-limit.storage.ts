@@ -1,4 +1,3 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
@@ -6,9 +5,7 @@ import {
   BanPolicy,
   HitOutcome,
   HitResult,
-  NO_BAN,
   RateLimitStorage,
-  toThrottlerRecord,
   WindowSpec,
   WindowState,
 } from './rate-limit.storage';
@@ -137,31 +134,6 @@ export class RedisRateLimitStorage implements RateLimitStorage {
     } catch (error) {
       return this.degrade(error, () => this.fallback.peek(tracker, windows));
     }
-  }
-
-  async hasRoom(tracker: string, windows: WindowSpec[]): Promise<boolean> {
-    try {
-      const pipeline = this.redis.pipeline().pttl(`rl:{${tracker}}:ban`);
-      for (const w of windows) pipeline.get(`rl:{${tracker}}:${w.name}`);
-      const replies = (await pipeline.exec()) ?? [];
-      this.recovered();
-      if (Number(replies[0]?.[1] ?? -2) > 0) return false;
-      return windows.every((w, i) => Number(replies[i + 1]?.[1] ?? 0) < w.limit);
-    } catch (error) {
-      return this.degrade(error, () => this.fallback.hasRoom(tracker, windows));
-    }
-  }
-
-  /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    throttlerName: string,
-  ): ReturnType<ThrottlerStorage['increment']> {
-    const result = await this.hit(key, [{ name: throttlerName, limit, ttlMs: ttl }], NO_BAN);
-    return toThrottlerRecord(result, blockDuration);
   }
 
   private degrade<T>(error: unknown, local: () => T): T {

@@ -2,7 +2,7 @@ import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import { ApiException } from '../errors/api.exception';
-import { ErrorCode } from '../errors/error-code';
+import { CommonErrors } from '../errors/error-code';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
@@ -39,8 +39,8 @@ export class BodyLimitMiddleware implements NestMiddleware {
         // The rest of the body is never read: the connection cannot carry another request.
         res.setHeader('Connection', 'close');
         throw (error as { status?: number }).status === 413
-          ? new ApiException(ErrorCode.PAYLOAD_TOO_LARGE)
-          : new ApiException(ErrorCode.BAD_REQUEST, 'The request body could not be read');
+          ? new ApiException(CommonErrors.PAYLOAD_TOO_LARGE)
+          : new ApiException(CommonErrors.BAD_REQUEST, 'The request body could not be read');
       },
     );
   }

@@ -2,9 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { ServerTimeouts } from '../../config/app-config';
 import { ApiException } from '../errors/api.exception';
-import { ErrorCode } from '../errors/error-code';
+import { CommonErrors, type ErrorCode } from '../errors/error-code';
+
+/** The HTTP server's timeouts (ms): `HTTP_*_TIMEOUT_MS` in the configuration. */
+export interface ServerTimeouts {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+}
 
 /**
  * How often Node looks for requests past `headersTimeout`/`requestTimeout` (its default is 30 s,
@@ -19,11 +25,11 @@ type ClientError = Error & { code?: string };
 function codeFor(error: ClientError): ErrorCode {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return ErrorCode.HEADERS_TOO_LARGE;
+      return CommonErrors.HEADERS_TOO_LARGE;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return ErrorCode.REQUEST_TIMEOUT;
+      return CommonErrors.REQUEST_TIMEOUT;
     default:
-      return ErrorCode.BAD_REQUEST;
+      return CommonErrors.BAD_REQUEST;
   }
 }
 
