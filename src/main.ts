@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
@@ -10,15 +11,19 @@ import {
   InvalidEnvironmentError,
   validateEnvironment,
 } from './config/environment';
-import { EmbeddedDatabase } from './database/embedded-database';
+import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded-database';
 import { ShutdownState } from './health/shutdown-state';
+import { createRootLogger } from './logging/logging.module';
 
 function loadEnvironment(): EnvironmentVariables {
   try {
     return validateEnvironment(process.env);
   } catch (error) {
     if (error instanceof InvalidEnvironmentError) {
-      process.stderr.write(`${error.message}\n`);
+      createRootLogger('info').fatal(
+        { context: 'Bootstrap', problems: error.problems },
+        `Invalid configuration: ${error.problems.join('; ')}`,
+      );
       process.exit(1);
     }
     throw error;
@@ -27,12 +32,21 @@ function loadEnvironment(): EnvironmentVariables {
 
 async function bootstrap(): Promise<void> {
   const env = loadEnvironment();
+  // What is said before the application and its logger exist, in the same JSON format.
+  const startupLog = createRootLogger(env.LOG_LEVEL).child({ context: 'Bootstrap' });
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = env.DATABASE_URL;
   if (databaseUrl === undefined) {
-    process.stdout.write(
-      `DATABASE_URL is not set: starting the embedded PostgreSQL in ${env.EMBEDDED_DATABASE_DIR}\n`,
+    if (!embeddedDatabaseInstalled()) {
+      startupLog.fatal(
+        'DATABASE_URL is not set, and this production install has no embedded PostgreSQL (a development dependency): set DATABASE_URL to the URL of a PostgreSQL database',
+      );
+      process.exit(1);
+    }
+    startupLog.info(
+      { dir: env.EMBEDDED_DATABASE_DIR },
+      `DATABASE_URL is not set: starting the embedded PostgreSQL in ${env.EMBEDDED_DATABASE_DIR}`,
     );
     embedded = await EmbeddedDatabase.start({
       dir: env.EMBEDDED_DATABASE_DIR,
@@ -81,13 +95,19 @@ async function bootstrap(): Promise<void> {
   process.once('SIGTERM', (s) => void shutdown(s));
   process.once('SIGINT', (s) => void shutdown(s));
 
-  await app.listen(env.PORT);
-  logger.log(`Store Orders Service listening on ${await app.getUrl()}/v1`, 'Bootstrap');
+  if (env.HOST === undefined) await app.listen(env.PORT);
+  else await app.listen(env.PORT, env.HOST);
+  // The address really bound (`::` or `0.0.0.0`: every interface), not a guess at a reachable one.
+  const { address, port } = app.getHttpServer().address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  logger.log(
+    { address, port, node: process.version },
+    `Store Orders Service listening on http://${host}:${port}/v1`,
+    'Bootstrap',
+  );
 }
 
 bootstrap().catch((error: unknown) => {
-  process.stderr.write(
-    `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  createRootLogger('info').fatal({ context: 'Bootstrap', err: error }, 'Failed to start');
   process.exit(1);
 });

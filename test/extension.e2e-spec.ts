@@ -1,3 +1,4 @@
+import { Controller, Get, Module } from '@nestjs/common';
 import request from 'supertest';
 import { API_VERSIONING } from '../src/common/http/versioning';
 import { RouteTable } from '../src/common/http/route-table';
@@ -115,5 +116,24 @@ describe('a module added by another team (the widgets fixture)', () => {
     const routes = t.app.get(RouteTable).routes;
     expect(routes.filter((route) => route.path.startsWith('/v1/widgets'))).toHaveLength(2);
     expectEveryVersionedRouteDocumented(routes, new Map([['1', doc]]));
+  });
+});
+
+@Controller({ path: 'gadgets', version: '9' })
+class GadgetsController {
+  @Get()
+  list(): string[] {
+    return [];
+  }
+}
+
+@Module({ controllers: [GadgetsController] })
+class GadgetsModule {}
+
+describe('a module served under a version no document describes', () => {
+  it('stops the application at start instead of serving it undocumented', async () => {
+    await expect(createTestApp({ imports: [GadgetsModule] })).rejects.toThrow(
+      /served under \/v9 but API_DOCUMENTS has no v9 entry/,
+    );
   });
 });

@@ -178,6 +178,14 @@ describe('the OpenAPI document', () => {
   it('is served, with Swagger UI, to anyone: no key, no rate limit', async () => {
     const res = await request(t.http).get('/openapi.json').expect(200);
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    // The same document at its versioned address (compared as reached at one host).
+    const [legacy, v1] = await Promise.all(
+      ['/openapi.json', '/openapi/v1.json'].map((path) =>
+        request(t.http).get(path).set('Host', 'orders.test').expect(200),
+      ),
+    );
+    expect(v1.body).toEqual(legacy.body);
+    expect(v1.headers['x-ratelimit-limit']).toBeUndefined();
     const ui = await request(t.http).get('/docs/').expect(200);
     expect(ui.headers['content-type']).toMatch(/^text\/html/);
     expect(ui.text).toContain('swagger-ui');

@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { ApiKeyStore, InvalidKeyRequestError, IssuedKey, KeySummary } from '../auth/api-key.store';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
-import { dataSourceOptions } from '../database/data-source-options';
+import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
 import { limitsOf } from '../plans/plans';
 import { Command, parseCommand, USAGE, UsageError } from './keys-command';
@@ -151,11 +151,10 @@ async function main(argv: string[]): Promise<number> {
         })
       : undefined;
   const dataSource = new DataSource(
-    dataSourceOptions(env.DATABASE_URL ?? (embedded as EmbeddedDatabase).url, {
-      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
-      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
-      poolSize: 1,
-    }),
+    dataSourceOptions(
+      env.DATABASE_URL ?? (embedded as EmbeddedDatabase).url,
+      databaseSettingsOf(env),
+    ),
   );
   try {
     await dataSource.initialize();

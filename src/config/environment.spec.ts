@@ -39,6 +39,14 @@ describe('validateEnvironment', () => {
     });
   });
 
+  it('listens on every interface unless HOST names one by its IPv4 or IPv6 address', () => {
+    expect(validateEnvironment({}).HOST).toBeUndefined();
+    expect(validateEnvironment({ HOST: '127.0.0.1' }).HOST).toBe('127.0.0.1');
+    expect(validateEnvironment({ HOST: '::' }).HOST).toBe('::');
+    expect(problemsOf({ HOST: 'all interfaces' })).toContain('HOST must be an IP address');
+    expect(problemsOf({ HOST: '10.0.0.256' })).toContain('HOST must be an IP address');
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],

@@ -2,6 +2,7 @@ import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsIn,
   IsInt,
+  IsIP,
   IsOptional,
   IsString,
   IsUrl,
@@ -27,6 +28,11 @@ export class EnvironmentVariables {
   @Min(0, { message: 'PORT must be an integer between 0 and 65535' })
   @Max(65535, { message: 'PORT must be an integer between 0 and 65535' })
   PORT: number = 3000;
+
+  /** Address of the interface to listen on; unset, every interface (IPv6 and IPv4). */
+  @IsOptional()
+  @IsIP(undefined, { message: 'HOST must be an IP address, e.g. 0.0.0.0, :: or 127.0.0.1' })
+  HOST?: string;
 
   @IsOptional()
   @IsUrl(
@@ -155,6 +161,7 @@ export class InvalidEnvironmentError extends Error {
 /** The variables read from the environment; everything else in it is ignored. */
 export const ENVIRONMENT_VARIABLE_NAMES = [
   'PORT',
+  'HOST',
   'DATABASE_URL',
   'REDIS_URL',
   'PUBLIC_BASE_URL',

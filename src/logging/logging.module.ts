@@ -2,13 +2,18 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
+import type { LogLevel } from '../config/environment';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
-function createRootLogger(config: AppConfig): Logger {
+/**
+ * The one log format: JSON lines on stdout. Also used by `main.ts` for what it says before the
+ * application (and its logger) exists, so every startup line parses the same way.
+ */
+export function createRootLogger(level: LogLevel): Logger {
   return pino({
-    level: config.logLevel,
+    level,
     transport:
       process.env.NODE_ENV === 'development'
         ? { target: 'pino-pretty', options: { singleLine: true } }
@@ -17,7 +22,13 @@ function createRootLogger(config: AppConfig): Logger {
 }
 
 @Module({
-  providers: [{ provide: ROOT_LOGGER, inject: [AppConfig], useFactory: createRootLogger }],
+  providers: [
+    {
+      provide: ROOT_LOGGER,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => createRootLogger(config.logLevel),
+    },
+  ],
   exports: [ROOT_LOGGER],
 })
 class RootLoggerModule {}

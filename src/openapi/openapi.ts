@@ -138,7 +138,10 @@ export function createOpenApiDocuments(
   );
 }
 
-/** The operations of one version, relative to its prefix, and the Error schema completed. */
+/**
+ * The operations of one version, relative to its prefix, with only the schemas they use (another
+ * version's never show up here), and the Error schema completed.
+ */
 function versionDocument(document: OpenAPIObject, version: string): OpenAPIObject {
   const prefix = versionPrefix(version);
   document.paths = Object.fromEntries(
@@ -146,6 +149,7 @@ function versionDocument(document: OpenAPIObject, version: string): OpenAPIObjec
       .filter(([path]) => path.startsWith(`${prefix}/`))
       .map(([path, item]) => [path.slice(prefix.length), item]),
   );
+  pruneUnusedSchemas(document);
   const errorSchema = document.components?.schemas?.Error;
   if (errorSchema && !('$ref' in errorSchema)) {
     // The contract: an error body has exactly these three fields (no decorator says so).
@@ -157,6 +161,35 @@ function versionDocument(document: OpenAPIObject, version: string): OpenAPIObjec
     }
   }
   return document;
+}
+
+/** Drops the schemas no operation of the document reaches, directly or through another schema. */
+function pruneUnusedSchemas(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas;
+  if (!schemas) return;
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      value.forEach(visit);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        const match =
+          key === '$ref' && typeof child === 'string'
+            ? /^#\/components\/schemas\/(.+)$/.exec(child)
+            : null;
+        if (match && !used.has(match[1])) {
+          used.add(match[1]);
+          visit(schemas[match[1]]);
+        } else {
+          visit(child);
+        }
+      }
+    }
+  };
+  visit(document.paths);
+  for (const name of Object.keys(schemas)) {
+    if (!used.has(name)) Reflect.deleteProperty(schemas, name);
+  }
 }
 
 /**
