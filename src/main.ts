@@ -1,3 +1,5 @@
+// First: tracing must be started before Nest, Express, pg and ioredis are loaded.
+import { stopTracing } from './tracing/tracing';
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
@@ -85,6 +87,7 @@ async function bootstrap(): Promise<void> {
       // Stops accepting, waits for in-flight requests, then closes the pool and Redis.
       await app.close();
       await embedded?.stop();
+      await stopTracing();
     } catch (error) {
       logger.error(error, 'Shutdown');
       process.exit(1);

@@ -74,18 +74,24 @@ describe('authentication', () => {
     expect(res.headers['www-authenticate']).toBe(INVALID_TOKEN);
   });
 
-  it('stops a revoked key within the 10-second cache window', async () => {
+  it("stops a revoked key within the key cache's 5 seconds", async () => {
     const issued = await t.keys.issue({ plan: 'pro' });
     await api(t, issued.key).get('/v1/store/orders').expect(200);
     await t.keys.revoke(issued.id);
     const revokedAt = Date.now();
     let status = 200;
+    let lastAdmittedSentAt = 0;
     while (status === 200 && Date.now() - revokedAt < 15_000) {
+      const sentAt = Date.now();
       status = (await api(t, issued.key).get('/v1/store/orders')).status;
-      if (status === 200) await new Promise((r) => setTimeout(r, 250));
+      if (status === 200) {
+        lastAdmittedSentAt = sentAt;
+        await new Promise((r) => setTimeout(r, 250));
+      }
     }
     expect(status).toBe(401);
-    expect(Date.now() - revokedAt).toBeLessThanOrEqual(10_000);
+    // Measured when each request was sent, so a slow answer on a loaded machine does not count.
+    expect(lastAdmittedSentAt - revokedAt).toBeLessThan(5_000);
   });
 
   it('stores only the SHA-256 of a key, never the key itself', async () => {

@@ -9,17 +9,27 @@ import { isPublic } from './public.decorator';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 
-/** The 401 of the contract: with `error="invalid_token"` when a key was presented (RFC 6750). */
+const CHALLENGES: Record<NonNullable<Request['authFailure']>, string> = {
+  missing: WWW_AUTHENTICATE,
+  unavailable: WWW_AUTHENTICATE,
+  invalid: `${WWW_AUTHENTICATE}, error="invalid_token"`,
+  expired: `${WWW_AUTHENTICATE}, error="invalid_token", error_description="The access token expired"`,
+  ambiguous: `${WWW_AUTHENTICATE}, error="invalid_request"`,
+};
+
+/**
+ * The 401 of the contract: with `error="invalid_token"` when a key was presented, and the
+ * description RFC 6750 §3 gives as its example when that key has expired.
+ */
 export function unauthorized(req: Request): ApiException {
-  const challenge =
-    req.authFailure === 'invalid' ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE;
+  const challenge = CHALLENGES[req.authFailure ?? 'missing'];
   return new ApiException(AuthErrors.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
 }
 
 /** More than one Authorization header: 400 (RFC 6750 §3.1), never a guess at which one counts. */
 export function ambiguousCredentials(): ApiException {
   return new ApiException(CommonErrors.BAD_REQUEST, 'Send exactly one Authorization header', {
-    'WWW-Authenticate': `${WWW_AUTHENTICATE}, error="invalid_request"`,
+    'WWW-Authenticate': CHALLENGES.ambiguous,
   });
 }
 
@@ -27,7 +37,7 @@ export function ambiguousCredentials(): ApiException {
  * First of the global guard chain: decides the request's key (`req.auth`) from the header and the
  * key cache, without rejecting it and without the database: a key seen in the last seconds (nearly
  * every request) is decided here, with no promise. A key not in the cache is left to the rate
- * limiter that runs next, which looks it up only while the client has room to send it.
+ * limiter that runs next, which looks it up within the client IP's budget of unknown keys.
  */
 @Injectable()
 export class AuthenticateGuard implements CanActivate {

@@ -52,7 +52,8 @@ const RETRY_AFTER: HeaderObject = {
 const WWW_AUTHENTICATE: HeaderObject = {
   description:
     'The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key ' +
-    'was presented but is not valid (RFC 6750).',
+    'was presented but is not valid (RFC 6750), and `error_description="The access token expired"` ' +
+    'added when that key has expired (or its rotation grace period has ended).',
   schema: { type: 'string' },
   required: true,
 };

@@ -17,6 +17,8 @@ export const ENV = {
   outageDataDir: 'TEST_OUTAGE_POSTGRES_DIR',
   readinessUrl: 'TEST_READINESS_POSTGRES_URL',
   readinessDataDir: 'TEST_READINESS_POSTGRES_DIR',
+  /** The run's own temporary directory (removed by the global teardown). */
+  runDir: 'TEST_RUN_DIR',
 } as const;
 
 export function makeRootDir(): string {
