@@ -59,8 +59,7 @@ export async function compareTracing(
     for (const scenario of scenarios) {
       log(`${scenario.name}: tracing off and on in turns…`);
       const { off, on } = await driveInTurns(
-        { off: untracedUrl, on: started.url },
-        headers,
+        { off: { url: untracedUrl, headers }, on: { url: started.url, headers } },
         scenario,
       );
       const cell = (r: LoadResult): string =>

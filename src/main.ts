@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
 import { configureApp, createHttpAdapter } from './app.setup';
 import { AppConfig } from './config/app-config';
@@ -15,7 +16,7 @@ import {
 } from './config/environment';
 import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded-database';
 import { ShutdownState } from './health/shutdown-state';
-import { createRootLogger } from './logging/logging.module';
+import { createRootLogger, flushLogs, ROOT_LOGGER } from './logging/logging.module';
 
 function loadEnvironment(): EnvironmentVariables {
   try {
@@ -68,6 +69,15 @@ async function bootstrap(): Promise<void> {
   );
   configureApp(app);
   const logger = app.get(Logger);
+  // The log is buffered: every way out of the process writes what it holds first.
+  const rootLogger = app.get<PinoLogger>(ROOT_LOGGER);
+  const exit = (code: number): void => {
+    void flushLogs(rootLogger).finally(() => process.exit(code));
+  };
+  process.once('uncaughtException', (error) => {
+    rootLogger.fatal({ err: error }, 'Uncaught exception: exiting');
+    exit(1);
+  });
 
   const { drainDelayMs, timeoutMs } = app.get(AppConfig).shutdown;
   let stopping = false;
@@ -77,7 +87,7 @@ async function bootstrap(): Promise<void> {
     // Whatever hangs (a client that stops reading, a stuck query), the process still ends.
     setTimeout(() => {
       logger.error(`Shutdown did not finish within ${timeoutMs} ms: exiting`, 'Shutdown');
-      process.exit(1);
+      exit(1);
     }, timeoutMs);
     logger.log(`${signal}: shutting down, readiness is now 503`, 'Shutdown');
     app.get(ShutdownState).begin();
@@ -90,10 +100,11 @@ async function bootstrap(): Promise<void> {
       await stopTracing();
     } catch (error) {
       logger.error(error, 'Shutdown');
-      process.exit(1);
+      exit(1);
+      return;
     }
     logger.log('Shutdown complete', 'Shutdown');
-    process.exit(0);
+    exit(0);
   };
   process.once('SIGTERM', (s) => void shutdown(s));
   process.once('SIGINT', (s) => void shutdown(s));

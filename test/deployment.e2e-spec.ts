@@ -337,6 +337,43 @@ describeWithBinary('redis-server', 'redis-server')('the image start command', ()
     }, 90_000);
   });
 
+  it('loses no log line at SIGTERM: each request answered before it has its line, then the exit', async () => {
+    // The log is buffered (written in blocks of a few KB, asynchronously): whatever it holds when
+    // the signal comes must still be written before the process ends.
+    const { app, url } = await AppProcess.start(
+      START_COMMAND,
+      appEnv({ SHUTDOWN_DRAIN_DELAY_MS: '0', LOG_LEVEL: 'info' }),
+    );
+    try {
+      const auth = await bearerFor(databaseUrl);
+      const ids = Array.from({ length: 300 }, (_, i) => `sigterm-flush-${i}`);
+      for (let i = 0; i < ids.length; i += 10) {
+        await Promise.all(
+          ids.slice(i, i + 10).map((id) =>
+            httpRequest(`${url}/v1/store/orders/99999999`, {
+              method: 'DELETE',
+              headers: { ...auth, 'X-Request-Id': id },
+            }),
+          ),
+        );
+      }
+      app.kill('SIGTERM');
+      expect(await app.exited).toEqual({ code: 0, signal: null });
+      // The last line written: once it has been read, every line before it has been too.
+      await app.waitFor(/Shutdown complete/);
+      const logged = new Set(
+        app
+          .json()
+          .filter((l) => l.msg === 'request completed')
+          .map((l) => (l.req as { id?: string }).id),
+      );
+      expect(ids.filter((id) => !logged.has(id))).toEqual([]);
+      expect(app.lines[app.lines.length - 1]).toMatch(/Shutdown complete/);
+    } finally {
+      await app.stop();
+    }
+  }, 60_000);
+
   it('ends a shutdown that hangs at SHUTDOWN_TIMEOUT_MS, with exit code 1 and a log line', async () => {
     const copyUrl = await createTestDatabase();
     const { app, url } = await AppProcess.start(

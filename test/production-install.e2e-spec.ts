@@ -91,9 +91,11 @@ describe('the production install', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs the tests on the Node of the `node` devDependency', () => {
+  it('runs the tests on the Node of the `node` devDependency, and the image on the same major', () => {
     expect(PINNED_NODE_MAJOR).toBe('24');
     expect(process.version).toMatch(new RegExp(`^v${PINNED_NODE_MAJOR}\\.`));
+    const dockerfile = readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8');
+    expect(/^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1]).toBe(PINNED_NODE_MAJOR);
   });
 
   it('installs under 100 MB (and OpenTelemetry under 35 MB), without the embedded PostgreSQL, TypeScript or the `node` package', () => {

@@ -1,4 +1,5 @@
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import DataLoader from 'dataloader';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { limitsOf, Plan, planLimitsProblem, RateLimits } from '../plans/plans';
 import { ApiKey } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
@@ -82,6 +83,22 @@ export function isExpired(key: Pick<ActiveKey, 'expiresAt'>, now = Date.now()): 
  * {@link ApiKeyAuthenticator}) and the `keys` command-line tool, so both obey the same rules.
  */
 export class ApiKeyStore {
+  /**
+   * Lookups and last-use writes asked for in one turn of the event loop (every request read from
+   * the sockets in that turn) go to the database as one statement: with many distinct keys, the
+   * key cache's misses cost one query per turn instead of one per key. Measured by `npm run bench`
+   * (many keys).
+   */
+  private readonly activeKeys = new DataLoader<string, ActiveKey | null>(
+    (hashes) => this.findActiveBatch(hashes),
+    { cache: false, batchScheduleFn: nextTurn, maxBatchSize: MAX_BATCH },
+  );
+  private readonly lastUses = new DataLoader<string, null>((ids) => this.touchBatch(ids), {
+    cache: false,
+    batchScheduleFn: nextTurn,
+    maxBatchSize: MAX_BATCH,
+  });
+
   constructor(private readonly dataSource: DataSource) {}
 
   private get keys() {
@@ -241,10 +258,20 @@ export class ApiKeyStore {
   }
 
   /** The key with this hash, unless it is unknown or revoked (an expired key is returned). */
-  async findActive(keyHash: string): Promise<ActiveKey | null> {
-    const row = await this.keys.findOne({
+  findActive(keyHash: string): Promise<ActiveKey | null> {
+    return this.activeKeys.load(keyHash);
+  }
+
+  /** Records that the key was used now. */
+  async touch(id: string): Promise<void> {
+    await this.lastUses.load(id);
+  }
+
+  private async findActiveBatch(hashes: readonly string[]): Promise<(ActiveKey | null)[]> {
+    const rows = await this.keys.find({
       select: {
         id: true,
+        keyHash: true,
         familyId: true,
         plan: true,
         perMinute: true,
@@ -252,23 +279,36 @@ export class ApiKeyStore {
         bannedUntil: true,
         expiresAt: true,
       },
-      where: { keyHash, revokedAt: IsNull() },
+      where: { keyHash: In([...new Set(hashes)]), revokedAt: IsNull() },
     });
-    if (!row) return null;
-    return {
-      keyId: row.id,
-      familyId: familyOf(row),
-      plan: row.plan,
-      limits: limitsOf(row),
-      bannedUntil: row.bannedUntil,
-      expiresAt: row.expiresAt,
-    };
+    const byHash = new Map(rows.map((row) => [row.keyHash, row]));
+    return hashes.map((hash) => {
+      const row = byHash.get(hash);
+      if (!row) return null;
+      return {
+        keyId: row.id,
+        familyId: familyOf(row),
+        plan: row.plan,
+        limits: limitsOf(row),
+        bannedUntil: row.bannedUntil,
+        expiresAt: row.expiresAt,
+      };
+    });
   }
 
-  async touch(id: string): Promise<void> {
-    await this.keys.update({ id }, { lastUsedAt: () => 'now()' });
+  private async touchBatch(ids: readonly string[]): Promise<null[]> {
+    await this.keys.update({ id: In([...new Set(ids)]) }, { lastUsedAt: () => 'now()' });
+    return ids.map(() => null);
   }
 }
+
+/** At most this many keys per statement. */
+const MAX_BATCH = 500;
+
+/** Runs a batch once every request read in this turn of the event loop has asked. */
+const nextTurn = (run: () => void): void => {
+  setImmediate(run);
+};
 
 function assertFuture(expiresAt: Date | undefined): void {
   if (expiresAt !== undefined && !(expiresAt.getTime() > Date.now())) {

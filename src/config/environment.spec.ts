@@ -17,6 +17,7 @@ describe('validateEnvironment', () => {
       RATE_LIMIT_BAN_AFTER: 60,
       RATE_LIMIT_BAN_SECONDS: 900,
       LOG_LEVEL: 'info',
+      COMPRESSION: 'on',
       DATABASE_URL: undefined,
       HTTP_HEADERS_TIMEOUT_MS: 10000,
       HTTP_REQUEST_TIMEOUT_MS: 30000,
@@ -31,8 +32,10 @@ describe('validateEnvironment', () => {
       REDIS_URL: 'redis://cache:6379',
       PUBLIC_BASE_URL: '',
       TRUST_PROXY: 'loopback, 10.0.0.0/8',
+      COMPRESSION: 'off',
     });
     expect(env).toMatchObject({
+      COMPRESSION: 'off',
       PORT: 8080,
       DATABASE_URL: 'postgres://u:p@db:5432/orders',
       PUBLIC_BASE_URL: undefined,
@@ -56,6 +59,7 @@ describe('validateEnvironment', () => {
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL'],
     [{ RATE_LIMIT_BAN_AFTER: '0' }, 'RATE_LIMIT_BAN_AFTER'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
     [{ HTTP_HEADERS_TIMEOUT_MS: '10' }, 'HTTP_HEADERS_TIMEOUT_MS'],
     [{ HTTP_REQUEST_TIMEOUT_MS: 'soon' }, 'HTTP_REQUEST_TIMEOUT_MS'],

@@ -84,6 +84,13 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 
+  /**
+   * `on`: responses of 1 KiB or more are compressed (gzip, or brotli where asked) for clients that
+   * accept it; `off`: never, for a deployment whose proxy compresses.
+   */
+  @IsIn(['on', 'off'], { message: 'COMPRESSION must be on or off' })
+  COMPRESSION: 'on' | 'off' = 'on';
+
   /** How long a request waits for a database connection before it is answered 503. */
   @Transform(toInt)
   @IsInt({ message: 'DATABASE_CONNECT_TIMEOUT_MS must be an integer of at least 100' })
@@ -170,6 +177,7 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'RATE_LIMIT_BAN_AFTER',
   'RATE_LIMIT_BAN_SECONDS',
   'LOG_LEVEL',
+  'COMPRESSION',
   'DATABASE_CONNECT_TIMEOUT_MS',
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'DATABASE_POOL_SIZE',

@@ -48,6 +48,8 @@ export function dataSourceOptions(
     entities: [ENTITY_FILES],
     migrations: [MIGRATION_FILES],
     migrationsTableName: 'typeorm_migrations',
+    // Each migration in its own transaction, unless it opts out (an index built CONCURRENTLY).
+    migrationsTransactionMode: 'each',
     synchronize: false,
     applicationName: APPLICATION_NAME,
     extra: {

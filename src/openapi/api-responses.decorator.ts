@@ -12,6 +12,8 @@ export interface DocumentedResponse {
   type?: Type | [Type];
   /** Error responses: the codes this status can carry (each becomes an example). */
   codes?: ErrorCode[];
+  /** Headers of this response beside those every response of its status carries. */
+  headers?: Record<string, HeaderObject>;
 }
 
 const integer = { type: 'integer' } as const;
@@ -109,8 +111,8 @@ export function ApiOperationResponses(
   return applyDecorators(
     ...Object.entries(all).map(([key, response]) => {
       const status = Number(key);
-      const headers = { ...RATE_LIMIT_HEADERS, ...HEADERS_BY_STATUS[status] };
       const { description, type, codes } = response;
+      const headers = { ...RATE_LIMIT_HEADERS, ...HEADERS_BY_STATUS[status], ...response.headers };
       if (codes) {
         return ApiResponse({
           status,

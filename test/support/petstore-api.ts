@@ -124,6 +124,8 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
                     "X-Request-Id": string;
+                    /** @description The successor of this operation (RFC 5829): `</v2/store/orders>; rel="successor-version"`, filtered and paged. */
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
