@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { Pool } from 'pg';
 import { AppModule } from '../../src/app.module';
 import { ApiKeyStore } from '../../src/auth/api-key.store';
-import { configureApp } from '../../src/app.setup';
+import { configureApp, createHttpAdapter } from '../../src/app.setup';
 import { ENV, TEMPLATE_DATABASE, withClient } from '../setup/clusters';
 import { OpenApiContract } from './contract';
 
@@ -66,10 +66,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const app = await NestFactory.create<NestExpressApplication>(
     rootModule(databaseUrl, options.imports),
-    {
-      bodyParser: false,
-      logger: false,
-    },
+    createHttpAdapter(),
+    { bodyParser: false, logger: false },
   );
   const db = new Pool({ connectionString: databaseUrl, max: 4 });
   const close = async (): Promise<void> => {
