@@ -35,6 +35,15 @@ describe('error responses', () => {
     },
   );
 
+  it.each(['/openapi.json', '/openapi/v2.json', '/docs'])(
+    'answers POST %s (a document or Swagger UI, mounted outside the controllers) 405 with Allow: GET, HEAD',
+    async (path) => {
+      const res = await request(t.http).post(path).expect(405);
+      expectErrorBody(res, 405, 'METHOD_NOT_ALLOWED');
+      expect(res.headers.allow).toBe('GET, HEAD');
+    },
+  );
+
   it('answers HEAD on the list like GET, without a body', async () => {
     const res = await client.send('head', '/v1/store/orders').expect(200);
     expect(res.text).toBeUndefined();

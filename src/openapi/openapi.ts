@@ -280,11 +280,14 @@ export function setupOpenApi(app: INestApplication): void {
   };
 
   const http = app.getHttpAdapter();
+  const routes = app.get(RouteTable);
   for (const [version, document] of documents) {
     http.get(openApiVersionPath(version), (req: Request, res: Response) => {
       res.json(forRequest(req, res, document, version));
     });
+    routes.addMounted('GET', openApiVersionPath(version));
   }
+  for (const path of [OPENAPI_JSON_PATH, SWAGGER_UI_PATH]) routes.addMounted('GET', path);
   const v1 = documents.get('1');
   if (!v1) return;
   SwaggerModule.setup(SWAGGER_UI_PATH, app, v1, {

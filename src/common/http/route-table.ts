@@ -23,12 +23,13 @@ type Version = string | typeof VERSION_NEUTRAL;
  * (controllers, their methods, and the path, method and version metadata their decorators set),
  * composed the way URI versioning mounts them. Used where Express has no answer of its own: which
  * methods a path takes (the `Allow` of a 405), and which routes each version's OpenAPI document
- * must hold. Routes mounted outside Nest's controllers (Swagger UI) are not in it; nor are global
- * prefixes or RouterModule paths, which this service does not use.
+ * must hold. Routes mounted outside Nest's controllers (Swagger UI) are added by whoever mounts
+ * them ({@link RouteTable.addMounted}), for the `Allow` only; global prefixes or RouterModule paths, which this service does not use.
  */
 @Injectable()
 export class RouteTable {
   private table?: { route: ServedRoute; matches: MatchFunction<object> }[];
+  private readonly mounted: { method: string; matches: MatchFunction<object> }[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -60,15 +61,27 @@ export class RouteTable {
   }
 
   /**
+   * A route mounted on the HTTP adapter outside Nest's controllers (the OpenAPI documents, Swagger
+   * UI), so that another method on its path is answered 405 like on any other known path.
+   */
+  addMounted(method: string, path: string): void {
+    this.mounted.push({ method, matches: match(path, { decode: false }) });
+  }
+
+  /**
    * The methods the routes accept on this path, sorted (`HEAD` with `GET`, as Express answers
    * it); empty for a path no route has. Only asked on the error path.
    */
   allowedMethods(path: string): string[] {
     const methods = new Set<string>();
-    for (const { route, matches } of this.entries) {
+    const candidates = [
+      ...this.entries.map(({ route, matches }) => ({ method: route.method, matches })),
+      ...this.mounted,
+    ];
+    for (const { method, matches } of candidates) {
       if (!matches(path)) continue;
-      methods.add(route.method);
-      if (route.method === 'GET') methods.add('HEAD');
+      methods.add(method);
+      if (method === 'GET') methods.add('HEAD');
     }
     return [...methods].sort();
   }
