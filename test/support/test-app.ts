@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Pool } from 'pg';
+import type { AppOptions } from '../../src/app-options';
 import { AppModule } from '../../src/app.module';
 import { ApiKeyStore } from '../../src/auth/api-key.store';
 import { configureApp } from '../../src/app.setup';
@@ -28,6 +29,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Use this database instead of a fresh copy of the migrated template. */
   databaseUrl?: string;
+  /** As `main.ts` decides them, e.g. `seedDemoData` for the demo orders of a first start. */
+  appOptions?: Omit<AppOptions, 'databaseUrl'>;
 }
 
 /** A new database, copied from the migrated template on the run's one PostgreSQL server. */
@@ -52,7 +55,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const env = { LOG_LEVEL: 'silent', ...options.env };
   Object.assign(process.env, env);
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ databaseUrl }), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ ...options.appOptions, databaseUrl }), {
     bodyParser: false,
     logger: false,
   });
