@@ -5,11 +5,11 @@ import {
   NestModule,
   RequestMethod,
 } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, AppOptions } from './app-options';
 import { AuthenticateGuard, RequireApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
-import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { CommonModule } from './common/common.module';
 import { BodyLimitMiddleware } from './common/http/body-limit.middleware';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -28,6 +28,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(),
+        CommonModule,
         LoggingModule.forRoot(),
         DatabaseModule.forRoot(options),
         RedisModule,
@@ -39,7 +40,6 @@ export class AppModule implements NestModule {
       ],
       providers: [
         { provide: APP_OPTIONS, useValue: options },
-        { provide: APP_FILTER, useClass: AllExceptionsFilter },
         // The global guard chain, in this order: resolve the key (without rejecting it), count
         // the request against its plan (or its IP), then require a valid key. So a request with
         // a bad key is rate limited too and its 401 carries the headers. Routes opt out with

@@ -1,7 +1,7 @@
-import { VersioningType } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
+import { API_VERSIONING } from './common/http/versioning';
 import { AppConfig } from './config/app-config';
 import { ROOT_LOGGER } from './logging/logging.module';
 import { observeRequests } from './logging/observe-requests';
@@ -58,8 +58,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Express's default ETag hashes every response body; clients of this API don't use it.
   app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
-  app.enableVersioning({ type: VersioningType.URI });
-  // The OpenAPI document at /openapi.json and Swagger UI at /docs: public, like health.
+  app.enableVersioning(API_VERSIONING);
+  // The OpenAPI documents (/openapi.json, /openapi/vN.json) and Swagger UI at /docs: public.
   setupOpenApi(app);
   return app;
 }

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { PLANS } from '../src/auth/plan';
+import { PLANS } from '../src/plans/plans';
 import { api, expectErrorBody } from './support/client';
 import { createTestApp, TestApp } from './support/test-app';
 

@@ -12,6 +12,10 @@ interface CliResult {
 }
 
 describe('keys command-line tool (npm run keys)', () => {
+  // Each case starts the real tool (npm, then TypeScript compiled on the fly) once or more: seconds
+  // apiece alone, several times that on a loaded machine. A bound on a hang, not a measure.
+  jest.setTimeout(120_000);
+
   let t: TestApp;
 
   /** Runs the real tool as an operator would, against this suite's database. */

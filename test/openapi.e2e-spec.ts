@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import createClient from 'openapi-fetch';
 import request from 'supertest';
+import { RouteTable } from '../src/common/http/route-table';
 import { api } from './support/client';
+import { expectEveryVersionedRouteDocumented } from './support/documented-routes';
 import { insertOrders, statusOf } from './support/orders';
 import type { paths } from './support/petstore-api';
 import { createTestApp, listen, TestApp } from './support/test-app';
@@ -19,7 +21,7 @@ interface Document {
   openapi: string;
   info: { title: string; version: string; description?: string };
   servers?: { url: string }[];
-  tags?: { name: string }[];
+  tags?: { name: string; description?: string }[];
   security?: Record<string, string[]>[];
   paths: Record<string, Record<string, Operation>>;
   components: {
@@ -53,11 +55,13 @@ describe('the OpenAPI document', () => {
     expect(doc.info.title).toBe('Petstore API');
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.info.description).toContain('| pro | 300 | 10,000 |');
-    expect(doc.tags?.map((tag) => tag.name)).toEqual(['orders']);
+    expect(doc.tags).toContainEqual({
+      name: 'orders',
+      description: "Place and manage customer orders: list the store's orders, cancel one.",
+    });
   });
 
   it('has the paths relative to servers ending in /v1, with the operation ids', () => {
-    expect(Object.keys(doc.paths).sort()).toEqual(['/store/orders', '/store/orders/{orderId}']);
     expect(doc.paths['/store/orders'].get.operationId).toBe('listOrders');
     expect(doc.paths['/store/orders/{orderId}'].delete.operationId).toBe('cancelOrder');
     for (const operation of [
@@ -135,25 +139,40 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('describes exactly the routes the application serves under /v1', () => {
-    // Express's routing table, as Nest registered it: the code's side of the drift check.
+  it('documents every route served under /v1, and serves every operation it documents', () => {
+    const routes = t.app.get(RouteTable).routes;
+    expectEveryVersionedRouteDocumented(routes, new Map([['1', doc]]));
+    const served = new Set(
+      routes.map(
+        (route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
+      ),
+    );
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(item)) expect(served).toContain(`${method} /v1${path}`);
+    }
+  });
+
+  it('has the route table the 405s and the documents rely on agree with Express', () => {
+    // Express's own table, as Nest registered it (a private structure: read here, in a test
+    // only, to hold the table built from Nest's public metadata to what is really served).
     const stack = (
       t.app.getHttpAdapter().getInstance() as {
         router: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
       }
     ).router.stack;
-    const served = stack
+    const express = stack
       .flatMap((layer) => {
         const route = layer.route;
-        if (!route?.path.startsWith('/v1/')) return [];
-        return Object.keys(route.methods).map((method) => `${method} ${route.path.slice(3)}`);
+        if (!route || Object.keys(route.methods).length > 10) return []; // middleware on every method
+        return Object.keys(route.methods).map((method) => `${method.toUpperCase()} ${route.path}`);
       })
-      .map((entry) => entry.replace(/:(\w+)/g, '{$1}'))
+      .filter((entry) => !/ \/(docs|openapi)/.test(entry))
       .sort();
-    const documented = Object.entries(doc.paths)
-      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`))
+    const table = t.app
+      .get(RouteTable)
+      .routes.map((route) => `${route.method} ${route.path}`)
       .sort();
-    expect(served).toEqual(documented);
+    expect(table).toEqual(express);
   });
 
   it('is served, with Swagger UI, to anyone: no key, no rate limit', async () => {
@@ -197,7 +216,7 @@ describe('the OpenAPI document', () => {
     try {
       const file = join(dir, 'openapi.json');
       const out = join(dir, 'petstore-api.ts');
-      writeFileSync(file, JSON.stringify(doc));
+      writeFileSync(file, JSON.stringify(ordersClientDocument(doc)));
       await exec(process.execPath, [
         join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'),
         file,
@@ -214,6 +233,28 @@ describe('the OpenAPI document', () => {
     }
   });
 });
+
+/**
+ * The document narrowed to the orders operations: the client of this API's orders, which another
+ * module added to the service neither changes nor needs regenerated.
+ */
+function ordersClientDocument(doc: Document): Document {
+  const paths = Object.fromEntries(
+    Object.entries(doc.paths).filter(([, item]) =>
+      Object.values(item).some((operation) => operation.tags.includes('orders')),
+    ),
+  );
+  const schemas = structuredClone(doc.components.schemas);
+  // The list of every registered code grows with each module; the served document has it.
+  schemas.Error.properties.code = { type: 'string', example: 'ORDER_NOT_FOUND' };
+  return {
+    ...doc,
+    info: { ...doc.info, description: undefined },
+    tags: doc.tags?.filter((tag) => tag.name === 'orders'),
+    paths,
+    components: { ...doc.components, schemas },
+  };
+}
 
 describe('the OpenAPI servers', () => {
   it('are the configured public and staging base URLs, each ending in /v1 exactly once', async () => {

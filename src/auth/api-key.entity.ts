@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import type { Plan } from './plan';
+import type { Plan } from '../plans/plans';
 
 /** An API key. Only the SHA-256 of the key is stored; the key itself is shown once, at issue. */
 @Entity({ name: 'api_keys' })

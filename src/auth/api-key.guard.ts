@@ -2,8 +2,8 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { AuthErrors } from './auth.errors';
 import { isPublic } from './public.decorator';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
@@ -12,7 +12,7 @@ export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 export function unauthorized(req: Request): ApiException {
   const challenge =
     req.authFailure === 'invalid' ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE;
-  return new ApiException(ErrorCode.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
+  return new ApiException(AuthErrors.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
 }
 
 /**

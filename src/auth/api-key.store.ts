@@ -1,8 +1,7 @@
 import { DataSource, IsNull } from 'typeorm';
-import { PLAN_LIMITS, RateLimits } from '../rate-limit/plan-limits';
+import { limitsOf, Plan, planLimitsProblem, RateLimits } from '../plans/plans';
 import { ApiKey } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
-import { Plan } from './plan';
 
 export interface IssueKeyRequest {
   plan: Plan;
@@ -34,12 +33,6 @@ export type KeySummary = Omit<ApiKey, 'keyHash'>;
 
 export class InvalidKeyRequestError extends Error {}
 
-/** Limits in force for a key: its plan's, or its own for enterprise. */
-export function limitsOf(key: Pick<ApiKey, 'plan' | 'perMinute' | 'perDay'>): RateLimits {
-  if (key.plan !== 'enterprise') return PLAN_LIMITS[key.plan];
-  return { perMinute: key.perMinute ?? 0, perDay: key.perDay ?? 0 };
-}
-
 /**
  * API keys in the database: issue, list, revoke, ban. Shared by the server (through
  * {@link ApiKeyAuthenticator}) and the `keys` command-line tool, so both obey the same rules.
@@ -52,18 +45,9 @@ export class ApiKeyStore {
   }
 
   async issue(request: IssueKeyRequest): Promise<IssuedKey> {
-    const enterprise = request.plan === 'enterprise';
-    if (enterprise !== (request.limits !== undefined)) {
-      throw new InvalidKeyRequestError(
-        enterprise
-          ? 'an enterprise key needs both --per-minute and --per-day'
-          : `--per-minute and --per-day are for enterprise keys; the ${request.plan} plan sets its own limits`,
-      );
-    }
+    const problem = planLimitsProblem(request.plan, request.limits);
+    if (problem !== undefined) throw new InvalidKeyRequestError(problem);
     const { limits } = request;
-    if (limits && !(isPositiveInt(limits.perMinute) && isPositiveInt(limits.perDay))) {
-      throw new InvalidKeyRequestError('--per-minute and --per-day must be positive integers');
-    }
     const key = generateApiKey();
     const row = await this.keys.save(
       this.keys.create({
@@ -120,10 +104,6 @@ export class ApiKeyStore {
   async touch(id: string): Promise<void> {
     await this.keys.update({ id }, { lastUsedAt: () => 'now()' });
   }
-}
-
-function isPositiveInt(value: number): boolean {
-  return Number.isSafeInteger(value) && value > 0 && value <= 2_147_483_647;
 }
 
 function isUuid(value: string): boolean {

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { ApiKey } from './api-key.entity';
 import { ApiKeyStore } from './api-key.store';
 import { DemoKeysSeeder } from './demo-keys.seeder';
 
@@ -9,6 +11,7 @@ import { DemoKeysSeeder } from './demo-keys.seeder';
  * of the embedded default. The guards that use them are registered, in order, by AppModule.
  */
 @Module({
+  imports: [TypeOrmModule.forFeature([ApiKey])],
   providers: [
     {
       provide: ApiKeyStore,

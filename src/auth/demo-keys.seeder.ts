@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { APP_OPTIONS, AppOptions } from '../app-options';
 import { ApiKeyStore } from './api-key.store';
-import { PLANS } from './plan';
+import { PLANS } from '../plans/plans';
 
 /** Enterprise limits of the demo key: generous, to show a plan that is set per key. */
 const DEMO_ENTERPRISE_LIMITS = { perMinute: 5_000, perDay: 1_000_000 };

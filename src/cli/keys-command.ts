@@ -1,7 +1,6 @@
 /** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
 import { parseArgs } from 'node:util';
-import { isPlan, Plan, PLANS } from '../auth/plan';
-import type { RateLimits } from '../rate-limit/plan-limits';
+import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
 
 export const USAGE = `Usage: npm run keys -- <command>
 
@@ -70,25 +69,17 @@ export function parseCommand(argv: string[]): Command {
         throw new UsageError(`--plan must be one of ${PLANS.join(', ')}; got "${plan}"`);
       const perMinute = values['per-minute'];
       const perDay = values['per-day'];
-      if (plan === 'enterprise' && (perMinute === undefined || perDay === undefined)) {
-        throw new UsageError('an enterprise key needs both --per-minute N and --per-day N');
-      }
-      if (plan !== 'enterprise' && (perMinute !== undefined || perDay !== undefined)) {
-        throw new UsageError(
-          `--per-minute and --per-day are for enterprise keys; the ${plan} plan sets its own limits`,
-        );
-      }
+      const limits =
+        perMinute !== undefined || perDay !== undefined
+          ? { perMinute: optionalNumber(perMinute), perDay: optionalNumber(perDay) }
+          : undefined;
+      const problem = planLimitsProblem(plan, limits);
+      if (problem !== undefined) throw new UsageError(problem);
       return {
         name,
         plan,
         label: values.name,
-        limits:
-          perMinute !== undefined && perDay !== undefined
-            ? {
-                perMinute: positiveInt('--per-minute', perMinute),
-                perDay: positiveInt('--per-day', perDay),
-              }
-            : undefined,
+        limits: limits as RateLimits | undefined,
         json: values.json,
       };
     }
@@ -108,10 +99,8 @@ export function parseCommand(argv: string[]): Command {
   }
 }
 
-function positiveInt(option: string, value: string): number {
-  const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1 || n > 2_147_483_647) {
-    throw new UsageError(`${option} must be a positive integer; got "${value}"`);
-  }
-  return n;
+/** A decimal count as given on the command line; anything else is NaN (refused as a limit). */
+function optionalNumber(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return /^[0-9]+$/.test(value) ? Number(value) : NaN;
 }

@@ -5,16 +5,11 @@
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import {
-  ApiKeyStore,
-  InvalidKeyRequestError,
-  IssuedKey,
-  KeySummary,
-  limitsOf,
-} from '../auth/api-key.store';
+import { ApiKeyStore, InvalidKeyRequestError, IssuedKey, KeySummary } from '../auth/api-key.store';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
 import { dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
+import { limitsOf } from '../plans/plans';
 import { Command, parseCommand, USAGE, UsageError } from './keys-command';
 
 function describeIssued(key: IssuedKey): string {

@@ -1,13 +1,25 @@
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
+import { join } from 'node:path';
 import { DatabaseSettings } from '../config/app-config';
-import { entities } from './entities';
-import { migrations } from './migrations';
 
 export const APPLICATION_NAME = 'store-orders-service';
 
+/** The source tree (`src/` run from TypeScript, `dist/` once built): where features live. */
+const FEATURES_ROOT = join(__dirname, '..');
+
 /**
- * The one DataSource definition, used by the application and by `ormconfig.ts` (TypeORM CLI).
- * `synchronize` is off: the schema changes only through migrations.
+ * Every feature's entities and migrations, found by their place in its folder
+ * (`src/<feature>/*.entity.ts`, `src/<feature>/migrations/*.ts`): a new module adds files, never
+ * a line to a shared list. TypeORM runs migrations in the order of their timestamps.
+ */
+export const ENTITY_FILES = join(FEATURES_ROOT, '**', '*.entity.{ts,js}');
+export const MIGRATION_FILES = join(FEATURES_ROOT, '**', 'migrations', '*.{ts,js}');
+
+/**
+ * The one DataSource definition, used by the application, `ormconfig.ts` (TypeORM CLI), the
+ * `keys` tool, `migrate.ts` and the tests' setup. `synchronize` is off: the schema changes only
+ * through migrations. (The application registers its entities per module instead of by file:
+ * `TypeOrmModule.forFeature` with `autoLoadEntities`, see DatabaseModule.)
  */
 export function dataSourceOptions(
   url: string,
@@ -16,8 +28,8 @@ export function dataSourceOptions(
   return {
     type: 'postgres',
     url,
-    entities,
-    migrations,
+    entities: [ENTITY_FILES],
+    migrations: [MIGRATION_FILES],
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     applicationName: APPLICATION_NAME,

@@ -3,8 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppOptions } from '../app-options';
 import { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
-import { DemoDataSeeder } from './demo-data.seeder';
-import { PoolErrorGuard } from './pool-error-guard';
+import { DatabaseErrorsHook } from './database-errors.hook';
+import { PoolClientErrorListener } from './pool-client-errors.listener';
 
 @Module({})
 export class DatabaseModule {
@@ -16,13 +16,16 @@ export class DatabaseModule {
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({
             ...dataSourceOptions(options.databaseUrl, config.database),
+            // Each feature module registers its own (`TypeOrmModule.forFeature([Order])`).
+            entities: [],
+            autoLoadEntities: true,
             migrationsRun: options.runMigrations ?? false,
             // Fail fast at start instead of TypeORM's default of retrying for half a minute.
             retryAttempts: 0,
           }),
         }),
       ],
-      providers: [DemoDataSeeder, PoolErrorGuard],
+      providers: [PoolClientErrorListener, DatabaseErrorsHook],
     };
   }
 }

@@ -10,7 +10,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Public } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { CommonErrors } from '../common/errors/error-code';
 import { RedisHealthIndicator } from './redis.health';
 import { ShutdownState } from './shutdown-state';
 
@@ -67,7 +67,7 @@ export class HealthController {
 }
 
 function notReady(reason: string): ApiException {
-  return new ApiException(ErrorCode.SERVICE_UNAVAILABLE, `Not ready: ${reason}`, {
+  return new ApiException(CommonErrors.SERVICE_UNAVAILABLE, `Not ready: ${reason}`, {
     'Retry-After': NOT_READY_RETRY_AFTER_SECONDS,
   });
 }

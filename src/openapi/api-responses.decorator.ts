@@ -1,7 +1,9 @@
 import { applyDecorators, HttpStatus, type Type } from '@nestjs/common';
 import { ApiResponse, type HeaderObject } from '@nestjs/swagger';
-import { ERROR_MESSAGE, ERROR_STATUS, ErrorCode } from '../common/errors/error-code';
-import { ErrorSchema } from '../common/errors/error.schema';
+import { AuthErrors } from '../auth/auth.errors';
+import { CommonErrors, type ErrorCode } from '../common/errors/error-code';
+import { RateLimitErrors } from '../rate-limit/rate-limit.errors';
+import { ErrorSchema } from './error.schema';
 
 /** One documented response of an operation. */
 export interface DocumentedResponse {
@@ -14,7 +16,7 @@ export interface DocumentedResponse {
 
 const integer = { type: 'integer' } as const;
 
-/** On every response under /v1, errors included (the contract, section 3). */
+/** On every response under a version, errors included (the contract, section 3). */
 const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
     description:
@@ -62,41 +64,42 @@ const HEADERS_BY_STATUS: Partial<Record<number, Record<string, HeaderObject>>> =
   [HttpStatus.SERVICE_UNAVAILABLE]: { 'Retry-After': RETRY_AFTER },
 };
 
-/** What any operation under /v1 can answer, whatever it does. */
+/** What any authenticated, rate-limited operation can answer, whatever it does. */
 const COMMON_RESPONSES: Record<number, DocumentedResponse> = {
   [HttpStatus.BAD_REQUEST]: {
     description: 'The request is malformed.',
-    codes: [ErrorCode.BAD_REQUEST],
+    codes: [CommonErrors.BAD_REQUEST],
   },
   [HttpStatus.UNAUTHORIZED]: {
     description: 'The API key is missing or invalid.',
-    codes: [ErrorCode.UNAUTHORIZED],
+    codes: [AuthErrors.UNAUTHORIZED],
   },
   [HttpStatus.PAYLOAD_TOO_LARGE]: {
     description: 'A request body over 16 KiB (no operation takes a body).',
-    codes: [ErrorCode.PAYLOAD_TOO_LARGE],
+    codes: [CommonErrors.PAYLOAD_TOO_LARGE],
   },
   [HttpStatus.TOO_MANY_REQUESTS]: {
     description:
       'Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is ' +
       'temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` ' +
       'seconds, and back off exponentially.',
-    codes: [ErrorCode.RATE_LIMIT_EXCEEDED, ErrorCode.API_KEY_BANNED],
+    codes: [RateLimitErrors.RATE_LIMIT_EXCEEDED, RateLimitErrors.API_KEY_BANNED],
   },
   [HttpStatus.INTERNAL_SERVER_ERROR]: {
     description: 'An unexpected error; it is logged with the request id.',
-    codes: [ErrorCode.INTERNAL_ERROR],
+    codes: [CommonErrors.INTERNAL_ERROR],
   },
   [HttpStatus.SERVICE_UNAVAILABLE]: {
     description: 'The database is unreachable; retry after `Retry-After` seconds.',
-    codes: [ErrorCode.SERVICE_UNAVAILABLE],
+    codes: [CommonErrors.SERVICE_UNAVAILABLE],
   },
 };
 
 /**
- * Documents every response of an operation under /v1: its own (`responses`), and those any
- * operation can answer (400, 401, 413, 429, 500, 503), each with its body schema and headers.
- * An operation's own entry for a status replaces the common one.
+ * Documents every response of an operation: its own (`responses`), and those any operation can
+ * answer (400, 401, 413, 429, 500, 503), each with its body schema and headers. An operation's
+ * own entry for a status replaces the common one. Error codes are any feature's (`codes:
+ * [OrderErrors.ORDER_NOT_FOUND]`): each becomes an example of its response.
  */
 export function ApiOperationResponses(
   responses: Record<number, DocumentedResponse>,
@@ -113,7 +116,7 @@ export function ApiOperationResponses(
           description,
           type: ErrorSchema,
           headers,
-          examples: Object.fromEntries(codes.map((code) => [code, errorExample(code)])),
+          examples: Object.fromEntries(codes.map((error) => [error.code, errorExample(error)])),
         });
       }
       return ApiResponse({ status, description, headers, ...(type ? { type } : {}) });
@@ -121,7 +124,7 @@ export function ApiOperationResponses(
   );
 }
 
-function errorExample(code: ErrorCode): { summary: string; value: object } {
-  const body = { code, message: ERROR_MESSAGE[code], status: ERROR_STATUS[code] };
-  return { summary: ERROR_MESSAGE[code], value: body };
+function errorExample(error: ErrorCode): { summary: string; value: object } {
+  const body = { code: error.code, message: error.message, status: error.status };
+  return { summary: error.message, value: body };
 }

@@ -1,15 +1,20 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { ErrorCode } from '../common/errors/error-code';
+import { CommonErrors } from '../common/errors/error-code';
 import { sendJsonStream } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
+import { ApiTag } from '../openapi/api-tag.decorator';
+import { OrderErrors } from './order.errors';
 import { OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
 import { ParseOrderIdPipe } from './parse-order-id.pipe';
 
-@ApiTags('orders')
+@ApiTag({
+  name: 'orders',
+  description: "Place and manage customer orders: list the store's orders, cancel one.",
+})
 @Controller({ path: 'store/orders', version: '1' })
 export class OrdersController {
   constructor(
@@ -55,15 +60,15 @@ export class OrdersController {
     [HttpStatus.BAD_REQUEST]: {
       description:
         '`orderId` is not a base-10 int64 (`INVALID_ORDER_ID`), or the request is malformed.',
-      codes: [ErrorCode.INVALID_ORDER_ID, ErrorCode.BAD_REQUEST],
+      codes: [OrderErrors.INVALID_ORDER_ID, CommonErrors.BAD_REQUEST],
     },
     [HttpStatus.NOT_FOUND]: {
       description: 'No order with this id exists.',
-      codes: [ErrorCode.ORDER_NOT_FOUND],
+      codes: [OrderErrors.ORDER_NOT_FOUND],
     },
     [HttpStatus.CONFLICT]: {
       description: 'The order has already shipped: it cannot be cancelled, and nothing changed.',
-      codes: [ErrorCode.ORDER_ALREADY_SHIPPED],
+      codes: [OrderErrors.ORDER_ALREADY_SHIPPED],
     },
   })
   cancelOrder(@Param('orderId', ParseOrderIdPipe) orderId: string): Promise<void> {

@@ -5,8 +5,9 @@ import type { Pool } from 'pg';
 import Cursor from 'pg-cursor';
 import { DataSource } from 'typeorm';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { pgPoolOf } from '../database/pg-pool';
 import { OrderRow } from './order-json';
+import { OrderErrors } from './order.errors';
 import {
   CANCEL_SQL,
   FIRST_ORDERS_SQL,
@@ -16,7 +17,6 @@ import {
 } from './orders.sql';
 import { OrderListJson, wholeListJson } from './order-list-json';
 import { OrderStatus } from './order-status';
-import { pgPoolOf } from '../database/pg-pool';
 
 /**
  * Orders of the shared `orders` table. The hot paths use the pool under TypeORM's DataSource
@@ -67,13 +67,16 @@ export class OrdersService {
 
   /** pending → cancelled; cancelled stays cancelled (DELETE is idempotent); shipped → 409. */
   async cancel(id: string): Promise<void> {
-    let status = await this.statusAfterCancel(CANCEL_SQL, id);
-    if (status === 'pending') status = await this.statusAfterCancel(STATUS_SQL, id);
-    if (status === undefined) throw new ApiException(ErrorCode.ORDER_NOT_FOUND);
-    if (status === 'shipped') throw new ApiException(ErrorCode.ORDER_ALREADY_SHIPPED);
+    // The conditional UPDATE answers the status after it; 'pending' there means it lost a race
+    // with another writer, so the status is read again.
+    let status = await this.queryStatus(CANCEL_SQL, id);
+    if (status === 'pending') status = await this.queryStatus(STATUS_SQL, id);
+    if (status === undefined) throw new ApiException(OrderErrors.ORDER_NOT_FOUND);
+    if (status === 'shipped') throw new ApiException(OrderErrors.ORDER_ALREADY_SHIPPED);
   }
 
-  private async statusAfterCancel(sql: string, id: string): Promise<OrderStatus | undefined> {
+  /** The order's status as one statement (the cancel, or a plain read) returns it. */
+  private async queryStatus(sql: string, id: string): Promise<OrderStatus | undefined> {
     const { rows } = await this.pool.query<{ status: OrderStatus }>(sql, [id]);
     return rows[0]?.status;
   }

@@ -1,7 +1,7 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
 import { parseInt64 } from '../common/int64';
+import { OrderErrors } from './order.errors';
 
 /**
  * `orderId` as the exact decimal string of an int64. Nest's ParseIntPipe would round
@@ -11,7 +11,7 @@ import { parseInt64 } from '../common/int64';
 export class ParseOrderIdPipe implements PipeTransform<string, string> {
   transform(value: string): string {
     const id = parseInt64(value);
-    if (id === undefined) throw new ApiException(ErrorCode.INVALID_ORDER_ID);
+    if (id === undefined) throw new ApiException(OrderErrors.INVALID_ORDER_ID);
     return id;
   }
 }

@@ -81,12 +81,4 @@ describe('MemoryRateLimitStorage', () => {
     const size = (storage as unknown as { trackers: { size: number } }).trackers.size;
     expect(size).toBeLessThanOrEqual(100_000);
   });
-
-  it('serves @nestjs/throttler through the one-window interface', async () => {
-    const first = await storage.increment('t', 60_000, 1, 60_000, 'default');
-    expect(first).toMatchObject({ totalHits: 1, isBlocked: false, timeToExpire: 60 });
-    expect(await storage.increment('t', 60_000, 1, 60_000, 'default')).toMatchObject({
-      isBlocked: true,
-    });
-  });
 });

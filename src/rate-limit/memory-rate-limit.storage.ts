@@ -1,10 +1,7 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
 import { LRUCache } from 'lru-cache';
 import {
   BanPolicy,
   HitResult,
-  NO_BAN,
-  toThrottlerRecord,
   RateLimitStorage,
   WindowSpec,
   WindowState,
@@ -94,18 +91,6 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
     const now = this.now();
     const tracker = this.trackers.peek(trackerKey);
     return states(tracker, windows, now);
-  }
-
-  /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
-  increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    throttlerName: string,
-  ): ReturnType<ThrottlerStorage['increment']> {
-    const result = this.hit(key, [{ name: throttlerName, limit, ttlMs: ttl }], NO_BAN);
-    return Promise.resolve(toThrottlerRecord(result, blockDuration, this.now()));
   }
 }
 

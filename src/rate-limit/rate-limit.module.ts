@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { AuthModule } from '../auth/auth.module';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { RateLimitStorageModule } from './rate-limit-storage.module';
-import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit.storage';
+import { RateLimitErrorsHook } from './rate-limit-errors.hook';
 import { RateLimitService } from './rate-limit.service';
 import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
 
@@ -12,24 +12,20 @@ import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
   imports: [
     AuthModule,
     RateLimitStorageModule,
-    ThrottlerModule.forRootAsync({
-      imports: [RateLimitStorageModule],
-      inject: [RATE_LIMIT_STORAGE],
-      useFactory: (storage: RateLimitStorage) => ({
-        storage,
-        // The contract's headers are written by RateLimitService, not the throttler's own.
-        setHeaders: false,
-        throttlers: RATE_LIMIT_WINDOWS.map((window) => ({
-          name: window.name,
-          ttl: window.ttlMs,
-          // Resolved from the plan already on the request (the key was resolved once, before).
-          limit: (context) =>
-            window.limitOf(limitsFor(context.switchToHttp().getRequest<Request>())),
-        })),
-      }),
+    // The throttlers' names, lengths and limits; PlanThrottlerGuard applies them together, on
+    // RateLimitService's storage (RATE_LIMIT_STORAGE), not the throttler's own.
+    ThrottlerModule.forRoot({
+      // The contract's headers are written by RateLimitService, not the throttler's own.
+      setHeaders: false,
+      throttlers: RATE_LIMIT_WINDOWS.map((window) => ({
+        name: window.name,
+        ttl: window.ttlMs,
+        // Resolved from the plan already on the request (the key was resolved once, before).
+        limit: (context) => window.limitOf(limitsFor(context.switchToHttp().getRequest<Request>())),
+      })),
     }),
   ],
-  providers: [RateLimitService, PlanThrottlerGuard],
+  providers: [RateLimitService, PlanThrottlerGuard, RateLimitErrorsHook],
   exports: [RateLimitService, PlanThrottlerGuard],
 })
 export class RateLimitModule {}

@@ -5,7 +5,7 @@ import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import '../auth/request-auth';
 import { ApiException } from '../common/errors/api.exception';
-import { ErrorCode } from '../common/errors/error-code';
+import { isVersionedPath } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import {
@@ -16,6 +16,7 @@ import {
   WindowSpec,
   WindowState,
 } from './rate-limit.storage';
+import { RateLimitErrors } from './rate-limit.errors';
 import { windowsFor } from './rate-limit.windows';
 
 declare module 'express-serve-static-core' {
@@ -24,9 +25,6 @@ declare module 'express-serve-static-core' {
     rateLimited?: boolean;
   }
 }
-
-/** The path prefix whose every response is rate limited and carries the X-RateLimit-* headers. */
-const LIMITED_PREFIX = '/v1/';
 
 /**
  * Per-plan limits: a request is admitted only if both of its windows have room; every response
@@ -132,11 +130,16 @@ export class RateLimitService {
   }
 
   /**
-   * For responses under /v1 that never reached the guards (unknown path, 405, 413 …): count them
-   * too and give them their headers. Returns the 429 to answer instead, if the client is over.
+   * For responses under a version (`/v1/...`) that never reached the guards (unknown path, 405,
+   * 413 …): count them too and give them their headers. Returns the 429 to answer instead, if the
+   * client is over. Nothing to do (and no promise) for a request already counted.
    */
-  async admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> {
-    if (req.rateLimited || !req.path.startsWith(LIMITED_PREFIX)) return undefined;
+  admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> | undefined {
+    if (req.rateLimited || !isVersionedPath(req.path)) return undefined;
+    return this.admitLate(req, res);
+  }
+
+  private async admitLate(req: Request, res: Response): Promise<ApiException | undefined> {
     try {
       await this.authenticator.authenticate(req);
     } catch {
@@ -196,14 +199,16 @@ function retryAfter(ms: number): string {
 }
 
 function banned(ms: number): ApiException {
-  return new ApiException(ErrorCode.API_KEY_BANNED, undefined, { 'Retry-After': retryAfter(ms) });
+  return new ApiException(RateLimitErrors.API_KEY_BANNED, undefined, {
+    'Retry-After': retryAfter(ms),
+  });
 }
 
 /** Retry-After: until the blocking window (the full one that resets last) has room again. */
 function exceeded(windows: WindowState[]): ApiException {
   const full = windows.filter((w) => w.count >= w.limit);
   const resetAtMs = Math.max(...full.map((w) => w.resetAtMs));
-  return new ApiException(ErrorCode.RATE_LIMIT_EXCEEDED, undefined, {
+  return new ApiException(RateLimitErrors.RATE_LIMIT_EXCEEDED, undefined, {
     'Retry-After': retryAfter(resetAtMs - Date.now()),
   });
 }

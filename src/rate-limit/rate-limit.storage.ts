@@ -1,5 +1,3 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
-
 /** One rate-limit window of a request: its name, its limit and its length. */
 export interface WindowSpec {
   name: string;
@@ -48,9 +46,9 @@ export interface BanPolicy {
  * Fixed-window counters, one per tracker and window, anchored at the tracker's first request in
  * the window. A request is admitted only if every window has room, and then counts in all of them;
  * a rejected request counts only as a rejection (toward a ban). Both steps are one atomic
- * operation per request. Also a {@link ThrottlerStorage}, so `@nestjs/throttler` can use it.
+ * operation per request.
  */
-export interface RateLimitStorage extends ThrottlerStorage {
+export interface RateLimitStorage {
   /** Synchronous where the counters are in process: no promise on every request. */
   hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult | Promise<HitResult>;
   /** The windows' state without counting anything (for the headers of a banned request). */
@@ -58,23 +56,3 @@ export interface RateLimitStorage extends ThrottlerStorage {
 }
 
 export const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
-
-/** Never bans: for callers of the one-window ThrottlerStorage interface. */
-export const NO_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };
-
-/** A one-window result in the shape of `@nestjs/throttler`'s ThrottlerStorage. */
-export function toThrottlerRecord(
-  result: HitResult,
-  blockDurationMs: number,
-  now = Date.now(),
-): Awaited<ReturnType<ThrottlerStorage['increment']>> {
-  const [state] = result.windows;
-  const secondsLeft = Math.max(0, Math.ceil((state.resetAtMs - now) / 1000));
-  const isBlocked = result.outcome !== 'admitted';
-  return {
-    totalHits: isBlocked ? state.count + 1 : state.count,
-    timeToExpire: secondsLeft,
-    isBlocked,
-    timeToBlockExpire: isBlocked ? Math.max(secondsLeft, Math.ceil(blockDurationMs / 1000)) : 0,
-  };
-}

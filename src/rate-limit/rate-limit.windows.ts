@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import '../auth/request-auth';
-import { ANONYMOUS_LIMITS, RateLimits } from './plan-limits';
+import { ANONYMOUS_LIMITS, RateLimits } from '../plans/plans';
 import type { WindowSpec } from './rate-limit.storage';
 
 /** The two windows every key (or anonymous IP) has: a minute and a day. */

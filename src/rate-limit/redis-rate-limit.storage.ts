@@ -1,4 +1,3 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
@@ -6,9 +5,7 @@ import {
   BanPolicy,
   HitOutcome,
   HitResult,
-  NO_BAN,
   RateLimitStorage,
-  toThrottlerRecord,
   WindowSpec,
   WindowState,
 } from './rate-limit.storage';
@@ -137,18 +134,6 @@ export class RedisRateLimitStorage implements RateLimitStorage {
     } catch (error) {
       return this.degrade(error, () => this.fallback.peek(tracker, windows));
     }
-  }
-
-  /** The one-window interface of `@nestjs/throttler`'s ThrottlerStorage. */
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    throttlerName: string,
-  ): ReturnType<ThrottlerStorage['increment']> {
-    const result = await this.hit(key, [{ name: throttlerName, limit, ttlMs: ttl }], NO_BAN);
-    return toThrottlerRecord(result, blockDuration);
   }
 
   private degrade<T>(error: unknown, local: () => T): T {

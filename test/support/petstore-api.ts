@@ -85,10 +85,7 @@ export interface components {
         };
         /** @description The body of every error response. */
         Error: {
-            /**
-             * @description Machine-readable error code: BAD_REQUEST, INVALID_ORDER_ID, UNAUTHORIZED, NOT_FOUND, ORDER_NOT_FOUND, METHOD_NOT_ALLOWED, ORDER_ALREADY_SHIPPED, PAYLOAD_TOO_LARGE, RATE_LIMIT_EXCEEDED, API_KEY_BANNED, INTERNAL_ERROR, SERVICE_UNAVAILABLE
-             * @example ORDER_NOT_FOUND
-             */
+            /** @example ORDER_NOT_FOUND */
             code: string;
             /** @description Human-readable description of the error */
             message: string;

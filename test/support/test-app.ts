@@ -1,3 +1,4 @@
+import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomBytes } from 'node:crypto';
@@ -31,6 +32,17 @@ export interface TestAppOptions {
   databaseUrl?: string;
   /** As `main.ts` decides them, e.g. `seedDemoData` for the demo orders of a first start. */
   appOptions?: Omit<AppOptions, 'databaseUrl'>;
+  /** More modules, mounted beside the real ones as a team extending the service would. */
+  imports?: ModuleMetadata['imports'];
+}
+
+@Module({})
+class ExtendedAppModule {}
+
+/** The application's root module, with any extra modules mounted beside it. */
+function rootModule(databaseUrl: string, { imports, appOptions }: TestAppOptions): DynamicModule {
+  const app = AppModule.forRoot({ ...appOptions, databaseUrl });
+  return imports ? { module: ExtendedAppModule, imports: [app, ...imports] } : app;
 }
 
 /** A new database, copied from the migrated template on the run's one PostgreSQL server. */
@@ -50,12 +62,12 @@ export async function listen(t: TestApp): Promise<string> {
   return t.app.getUrl();
 }
 
-/** The real AppModule, configured as `main.ts` does, on its own database. */
+/** The real AppModule (and any `imports`), configured as `main.ts` does, on its own database. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const env = { LOG_LEVEL: 'silent', ...options.env };
   Object.assign(process.env, env);
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ ...options.appOptions, databaseUrl }), {
+  const app = await NestFactory.create<NestExpressApplication>(rootModule(databaseUrl, options), {
     bodyParser: false,
     logger: false,
   });

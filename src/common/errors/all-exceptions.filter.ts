@@ -1,37 +1,35 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { isDatabaseUnavailable } from '../../database/database-errors';
-import { RateLimitService } from '../../rate-limit/rate-limit.service';
-import { allowedMethods } from '../http/allowed-methods';
 import { ApiException } from './api.exception';
-import { ErrorCode } from './error-code';
-
-/** Seconds a client should wait before retrying while the database is unreachable. */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
-
-/** Codes for HTTP errors raised by Nest, Express or body-parser rather than by our own code. */
-const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
-  [HttpStatus.BAD_REQUEST]: ErrorCode.BAD_REQUEST,
-  [HttpStatus.UNAUTHORIZED]: ErrorCode.UNAUTHORIZED,
-  [HttpStatus.NOT_FOUND]: ErrorCode.NOT_FOUND,
-  [HttpStatus.METHOD_NOT_ALLOWED]: ErrorCode.METHOD_NOT_ALLOWED,
-  [HttpStatus.PAYLOAD_TOO_LARGE]: ErrorCode.PAYLOAD_TOO_LARGE,
-  [HttpStatus.TOO_MANY_REQUESTS]: ErrorCode.RATE_LIMIT_EXCEEDED,
-  [HttpStatus.SERVICE_UNAVAILABLE]: ErrorCode.SERVICE_UNAVAILABLE,
-};
+import { CommonErrors, errorCodeForStatus } from './error-code';
+import { ErrorResponseHook } from './error-response-hook';
 
 /**
- * The one place errors become responses. Whatever is thrown (ours, Nest's router, body-parser,
- * TypeORM, a bug), the client gets `{code, message, status}` and nothing more: no stack, SQL or
- * class name. Unexpected errors are logged with the request id and answered 500.
+ * The one place errors become responses. Whatever is thrown (ours, a module's stock Nest
+ * exception, body-parser, TypeORM, a bug), the client gets `{code, message, status}` and nothing
+ * more: no stack, SQL or class name. Unexpected errors are logged with the request id and
+ * answered 500. Features take part through {@link ErrorResponseHook}s; this file imports none.
  */
 @Catch()
-export class AllExceptionsFilter implements ExceptionFilter {
+export class AllExceptionsFilter implements ExceptionFilter, OnModuleInit {
+  private mappers: ErrorResponseHook[] = [];
+  private beforeResponse: ErrorResponseHook[] = [];
+
   constructor(
-    private readonly rateLimit: RateLimitService,
+    private readonly discovery: DiscoveryService,
     @InjectPinoLogger(AllExceptionsFilter.name) private readonly logger: PinoLogger,
   ) {}
+
+  onModuleInit(): void {
+    const hooks = this.discovery
+      .getProviders({ metadataKey: ErrorResponseHook.KEY })
+      .map((wrapper) => wrapper.instance as ErrorResponseHook | undefined)
+      .filter((hook) => hook !== undefined);
+    this.mappers = hooks.filter((hook) => hook.toApiException !== undefined);
+    this.beforeResponse = hooks.filter((hook) => hook.beforeErrorResponse !== undefined);
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -44,9 +42,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private async respond(exception: unknown, req: Request, res: Response): Promise<void> {
     let error = this.toApiException(exception, req);
-    // Errors raised before the guards (unknown path, 405, 413) are counted and get their
-    // rate-limit headers here; over the limit, the 429 is the answer.
-    if (!res.headersSent) error = (await this.rateLimit.admitUncounted(req, res)) ?? error;
+    for (const hook of this.beforeResponse) {
+      if (res.headersSent) break;
+      error = (await hook.beforeErrorResponse?.(error, req, res)) ?? error;
+    }
 
     if (res.headersSent) {
       // A streamed body has begun: the only honest signal left is a broken connection.
@@ -60,47 +59,55 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private toApiException(exception: unknown, req: Request): ApiException {
     if (exception instanceof ApiException) return exception;
-
-    if (exception instanceof HttpException) {
-      if (exception.getStatus() === 404) return this.routeNotFound(req);
-      return this.fromStatus(exception.getStatus(), exception, req);
+    for (const hook of this.mappers) {
+      const mapped = hook.toApiException?.(exception, req);
+      if (mapped) return mapped;
     }
+    if (exception instanceof HttpException) return this.fromHttpException(exception, req);
 
-    if (isDatabaseUnavailable(exception)) {
-      this.logger.warn({ err: exception, reqId: req.id }, 'database unavailable');
-      return new ApiException(ErrorCode.SERVICE_UNAVAILABLE, undefined, {
-        'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
-      });
-    }
-
-    // http-errors raised by body-parser and the router (413, 400 for a bad encoding, ...).
+    // http-errors raised by body-parser and the router (400 for a bad encoding, ...).
     const status = httpErrorStatus(exception);
-    if (status !== undefined) return this.fromStatus(status, exception, req);
+    if (status !== undefined) return new ApiException(errorCodeForStatus(status));
 
     return this.unexpected(exception, req);
   }
 
-  /** Nest's router answers 404 for a known path with another method too: tell them apart. */
-  private routeNotFound(req: Request): ApiException {
-    const allow = allowedMethods(req);
-    if (allow.length === 0) return new ApiException(ErrorCode.NOT_FOUND);
-    return new ApiException(
-      ErrorCode.METHOD_NOT_ALLOWED,
-      `${req.method} is not allowed here; allowed: ${allow.join(', ')}`,
-      { Allow: allow.join(', ') },
-    );
-  }
-
-  private fromStatus(status: number, exception: unknown, req: Request): ApiException {
-    const code = CODE_BY_STATUS[status] ?? (status < 500 ? ErrorCode.BAD_REQUEST : undefined);
-    if (code === undefined || status >= 500) return this.unexpected(exception, req);
-    return new ApiException(code);
+  /**
+   * A stock Nest exception (`NotFoundException`, `ConflictException` ...) keeps its status; its
+   * code is the status's standard reason, its message the one it was given. A 5xx is logged and
+   * its message replaced: it may say more than a client should read.
+   */
+  private fromHttpException(exception: HttpException, req: Request): ApiException {
+    const status = exception.getStatus();
+    if (status < 400 || status > 599) return this.unexpected(exception, req);
+    const error = errorCodeForStatus(status);
+    if (status >= 500) {
+      this.logger.error({ err: exception, reqId: req.id }, 'server error raised by a handler');
+      // The common 503's message says to retry; any other 5xx gets the 500's.
+      const generic =
+        error === CommonErrors.SERVICE_UNAVAILABLE ? error : CommonErrors.INTERNAL_ERROR;
+      return new ApiException(error, generic.message);
+    }
+    return new ApiException(error, messageOf(exception) ?? error.message);
   }
 
   private unexpected(exception: unknown, req: Request): ApiException {
     this.logger.error({ err: exception, reqId: req.id }, 'unexpected error');
-    return new ApiException(ErrorCode.INTERNAL_ERROR);
+    return new ApiException(CommonErrors.INTERNAL_ERROR);
   }
+}
+
+/** The message a stock exception was given (`new ConflictException('...')`), if any. */
+function messageOf(exception: HttpException): string | undefined {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response || undefined;
+  const message = (response as { message?: unknown }).message;
+  if (typeof message === 'string') return message || undefined;
+  // ValidationPipe's list of what is wrong.
+  if (Array.isArray(message) && message.every((m) => typeof m === 'string') && message.length > 0) {
+    return message.join('; ');
+  }
+  return exception.message || undefined;
 }
 
 /** The status of an `http-errors` error (body-parser, router), when it is a client error. */

@@ -1,24 +1,28 @@
 import { HttpException } from '@nestjs/common';
-import { ERROR_MESSAGE, ERROR_STATUS, ErrorCode } from './error-code';
+import type { ErrorCode } from './error-code';
 
 /** The body of every error response. */
 export interface ErrorBody {
-  code: ErrorCode;
+  code: string;
   message: string;
   status: number;
 }
 
 /**
- * An error the API answers on purpose: a code from {@link ErrorCode}, its HTTP status, a message
- * for people, and any headers the answer must carry (`Allow`, `Retry-After`, `WWW-Authenticate`).
+ * An error the API answers on purpose: an {@link ErrorCode} (declared by the feature that owns it),
+ * its HTTP status, a message for people, and any headers the answer must carry (`Allow`,
+ * `Retry-After`, `WWW-Authenticate`).
  */
 export class ApiException extends HttpException {
+  readonly code: string;
+
   constructor(
-    readonly code: ErrorCode,
-    message: string = ERROR_MESSAGE[code],
+    error: ErrorCode,
+    message: string = error.message,
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
-    super(message, ERROR_STATUS[code]);
+    super(message, error.status);
+    this.code = error.code;
   }
 
   toBody(): ErrorBody {

@@ -1,49 +1,93 @@
 import { HttpStatus } from '@nestjs/common';
+import { STATUS_CODES } from 'node:http';
 
-/** Every `code` the API can put in an Error body. */
-export enum ErrorCode {
-  BAD_REQUEST = 'BAD_REQUEST',
-  INVALID_ORDER_ID = 'INVALID_ORDER_ID',
-  UNAUTHORIZED = 'UNAUTHORIZED',
-  NOT_FOUND = 'NOT_FOUND',
-  ORDER_NOT_FOUND = 'ORDER_NOT_FOUND',
-  METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED',
-  ORDER_ALREADY_SHIPPED = 'ORDER_ALREADY_SHIPPED',
-  PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
-  RATE_LIMIT_EXCEEDED = 'RATE_LIMIT_EXCEEDED',
-  API_KEY_BANNED = 'API_KEY_BANNED',
-  INTERNAL_ERROR = 'INTERNAL_ERROR',
-  SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
+/**
+ * One `code` the API can put in an error body, with its HTTP status and the message used when no
+ * more specific one is given. Each feature declares its own with {@link defineErrorCodes}, in its
+ * own folder (`orders/order.errors.ts`, `auth/auth.errors.ts` ...).
+ */
+export interface ErrorCode<Code extends string = string> {
+  readonly code: Code;
+  readonly status: number;
+  readonly message: string;
 }
 
-export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
-  [ErrorCode.BAD_REQUEST]: HttpStatus.BAD_REQUEST,
-  [ErrorCode.INVALID_ORDER_ID]: HttpStatus.BAD_REQUEST,
-  [ErrorCode.UNAUTHORIZED]: HttpStatus.UNAUTHORIZED,
-  [ErrorCode.NOT_FOUND]: HttpStatus.NOT_FOUND,
-  [ErrorCode.ORDER_NOT_FOUND]: HttpStatus.NOT_FOUND,
-  [ErrorCode.METHOD_NOT_ALLOWED]: HttpStatus.METHOD_NOT_ALLOWED,
-  [ErrorCode.ORDER_ALREADY_SHIPPED]: HttpStatus.CONFLICT,
-  [ErrorCode.PAYLOAD_TOO_LARGE]: HttpStatus.PAYLOAD_TOO_LARGE,
-  [ErrorCode.RATE_LIMIT_EXCEEDED]: HttpStatus.TOO_MANY_REQUESTS,
-  [ErrorCode.API_KEY_BANNED]: HttpStatus.TOO_MANY_REQUESTS,
-  [ErrorCode.INTERNAL_ERROR]: HttpStatus.INTERNAL_SERVER_ERROR,
-  [ErrorCode.SERVICE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
-};
+type Definitions<Code extends string> = Record<Code, Omit<ErrorCode, 'code'>>;
 
-/** Used when no more specific message is given. */
-export const ERROR_MESSAGE: Record<ErrorCode, string> = {
-  [ErrorCode.BAD_REQUEST]: 'The request is malformed',
-  [ErrorCode.INVALID_ORDER_ID]: 'orderId must be a base-10 integer in the int64 range',
-  [ErrorCode.UNAUTHORIZED]: 'A valid API key is required: send Authorization: Bearer <API_KEY>',
-  [ErrorCode.NOT_FOUND]: 'The requested resource could not be found',
-  [ErrorCode.ORDER_NOT_FOUND]: 'No order with this id exists',
-  [ErrorCode.METHOD_NOT_ALLOWED]: 'This method is not allowed on this resource',
-  [ErrorCode.ORDER_ALREADY_SHIPPED]: 'The order cannot be cancelled because it has already shipped',
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 'The request body is larger than 16 KiB',
-  [ErrorCode.RATE_LIMIT_EXCEEDED]: 'Too many requests: the rate limit is exceeded',
-  [ErrorCode.API_KEY_BANNED]:
-    'This API key is temporarily banned for sending requests after being rate limited',
-  [ErrorCode.INTERNAL_ERROR]: 'An unexpected error occurred',
-  [ErrorCode.SERVICE_UNAVAILABLE]: 'The service is temporarily unavailable; retry later',
-};
+/** Every code declared so far, by name: what the OpenAPI document lists. */
+const registry = new Map<string, ErrorCode>();
+
+/**
+ * Declares a feature's error codes and registers them, so that the OpenAPI document lists them
+ * beside every other feature's. A code is one meaning: declaring a name twice with another
+ * status or message is a mistake caught when the file is loaded.
+ *
+ * ```ts
+ * export const WidgetErrors = defineErrorCodes({
+ *   WIDGET_JAMMED: { status: HttpStatus.CONFLICT, message: 'The widget is jammed' },
+ * });
+ * throw new ApiException(WidgetErrors.WIDGET_JAMMED);
+ * ```
+ */
+export function defineErrorCodes<Code extends string>(
+  definitions: Definitions<Code>,
+): { readonly [C in Code]: ErrorCode<C> } {
+  const codes = {} as Record<Code, ErrorCode>;
+  for (const code of Object.keys(definitions) as Code[]) {
+    const error: ErrorCode = Object.freeze({ code, ...definitions[code] });
+    const known = registry.get(code);
+    if (known && (known.status !== error.status || known.message !== error.message)) {
+      throw new Error(`Error code ${code} is already declared with another status or message`);
+    }
+    registry.set(code, known ?? error);
+    codes[code] = known ?? error;
+  }
+  return codes as { readonly [C in Code]: ErrorCode<C> };
+}
+
+/** Every registered code, by status (in the order of declaration within one status). */
+export function registeredErrorCodes(): ErrorCode[] {
+  return [...registry.values()].sort((a, b) => a.status - b.status);
+}
+
+/** The codes of no particular feature: what the framework, the router or the body limit raise. */
+export const CommonErrors = defineErrorCodes({
+  BAD_REQUEST: { status: HttpStatus.BAD_REQUEST, message: 'The request is malformed' },
+  NOT_FOUND: {
+    status: HttpStatus.NOT_FOUND,
+    message: 'The requested resource could not be found',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: HttpStatus.METHOD_NOT_ALLOWED,
+    message: 'This method is not allowed on this resource',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: HttpStatus.PAYLOAD_TOO_LARGE,
+    message: 'The request body is larger than 16 KiB',
+  },
+  INTERNAL_ERROR: {
+    status: HttpStatus.INTERNAL_SERVER_ERROR,
+    message: 'An unexpected error occurred',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: HttpStatus.SERVICE_UNAVAILABLE,
+    message: 'The service is temporarily unavailable; retry later',
+  },
+});
+
+const COMMON_BY_STATUS = new Map<number, ErrorCode>(
+  Object.values<ErrorCode>(CommonErrors).map((error) => [error.status, error]),
+);
+
+/**
+ * The error for a bare HTTP status (a stock `HttpException`, an `http-errors` error): the common
+ * code of that status if there is one, else the status's standard reason in upper snake case
+ * (`422` → `UNPROCESSABLE_ENTITY`, `409` → `CONFLICT`), as contract §8 says.
+ */
+export function errorCodeForStatus(status: number): ErrorCode {
+  const common = COMMON_BY_STATUS.get(status);
+  if (common) return common;
+  const name = (HttpStatus as unknown as Record<number, string | undefined>)[status];
+  const code = name ?? `HTTP_${status}`;
+  return { code, status, message: STATUS_CODES[status] ?? `HTTP ${status}` };
+}

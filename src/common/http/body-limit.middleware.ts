@@ -2,7 +2,7 @@ import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { raw } from 'express';
 import { ApiException } from '../errors/api.exception';
-import { ErrorCode } from '../errors/error-code';
+import { CommonErrors } from '../errors/error-code';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
@@ -37,8 +37,8 @@ export class BodyLimitMiddleware implements NestMiddleware {
         const status = (error as { status?: number }).status;
         reject(
           status === 413
-            ? new ApiException(ErrorCode.PAYLOAD_TOO_LARGE)
-            : new ApiException(ErrorCode.BAD_REQUEST, 'The request body could not be read'),
+            ? new ApiException(CommonErrors.PAYLOAD_TOO_LARGE)
+            : new ApiException(CommonErrors.BAD_REQUEST, 'The request body could not be read'),
         );
       });
     });

@@ -15,12 +15,12 @@ import { pgPoolOf } from './pg-pool';
  * See https://node-postgres.com/apis/pool#releasing-clients ("handle errors on checked-out clients").
  */
 @Injectable()
-export class PoolErrorGuard implements OnModuleInit {
+export class PoolClientErrorListener implements OnModuleInit {
   private readonly guarded = new WeakSet<PoolClient>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectPinoLogger(PoolErrorGuard.name) private readonly logger: PinoLogger,
+    @InjectPinoLogger(PoolClientErrorListener.name) private readonly logger: PinoLogger,
   ) {}
 
   onModuleInit(): void {

@@ -15,11 +15,11 @@ const DEMO_ORDERS_SQL = `
     (9223372036854775807, 1, NULL, false, 'pending')`;
 
 @Injectable()
-export class DemoDataSeeder implements OnApplicationBootstrap {
+export class DemoOrdersSeeder implements OnApplicationBootstrap {
   constructor(
     @Inject(APP_OPTIONS) private readonly options: AppOptions,
     @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectPinoLogger(DemoDataSeeder.name) private readonly logger: PinoLogger,
+    @InjectPinoLogger(DemoOrdersSeeder.name) private readonly logger: PinoLogger,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,0 +1,23 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { ApiException } from '../common/errors/api.exception';
+import { ErrorResponseHook } from '../common/errors/error-response-hook';
+import { RateLimitService } from './rate-limit.service';
+
+/**
+ * Errors raised before the guards (unknown path, 405, 413, a database outage while resolving the
+ * key) are counted and get their rate-limit headers too; over the limit, the 429 is the answer.
+ */
+@Injectable()
+@ErrorResponseHook()
+export class RateLimitErrorsHook implements ErrorResponseHook {
+  constructor(private readonly rateLimit: RateLimitService) {}
+
+  beforeErrorResponse(
+    _error: ApiException,
+    req: Request,
+    res: Response,
+  ): Promise<ApiException | undefined> | undefined {
+    return this.rateLimit.admitUncounted(req, res);
+  }
+}

@@ -1,0 +1,27 @@
+import type { ServedRoute } from '../../src/common/http/route-table';
+import { versionPrefix } from '../../src/common/http/versioning';
+
+interface VersionDocument {
+  paths: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * Every route served under a version is an operation of that version's document: none is served
+ * undocumented, whatever module it comes from. Asserted route by route, so the failure names it.
+ */
+export function expectEveryVersionedRouteDocumented(
+  routes: readonly ServedRoute[],
+  documents: ReadonlyMap<string, VersionDocument>,
+): void {
+  const versioned = routes.filter((route) => route.version !== undefined);
+  expect(versioned.length).toBeGreaterThan(0);
+  for (const route of versioned) {
+    const version = route.version ?? '';
+    const path = route.path.slice(versionPrefix(version).length).replace(/:(\w+)/g, '{$1}');
+    const where = `${route.method} ${route.path} (${route.controller.name}.${route.handler})`;
+    const document = documents.get(version);
+    expect({ where, document: document !== undefined }).toEqual({ where, document: true });
+    const operation = document?.paths[path]?.[route.method.toLowerCase()];
+    expect({ where, documented: operation !== undefined }).toEqual({ where, documented: true });
+  }
+}
