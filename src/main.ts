@@ -1,7 +1,11 @@
+// First: tracing must be started before Nest, Express, pg and ioredis are loaded.
+import { stopTracing } from './tracing/tracing';
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { AppConfig } from './config/app-config';
@@ -10,15 +14,19 @@ import {
   InvalidEnvironmentError,
   validateEnvironment,
 } from './config/environment';
-import { EmbeddedDatabase } from './database/embedded-database';
+import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded-database';
 import { ShutdownState } from './health/shutdown-state';
+import { createRootLogger, flushLogs, ROOT_LOGGER } from './logging/logging.module';
 
 function loadEnvironment(): EnvironmentVariables {
   try {
     return validateEnvironment(process.env);
   } catch (error) {
     if (error instanceof InvalidEnvironmentError) {
-      process.stderr.write(`${error.message}\n`);
+      createRootLogger('info').fatal(
+        { context: 'Bootstrap', problems: error.problems },
+        `Invalid configuration: ${error.problems.join('; ')}`,
+      );
       process.exit(1);
     }
     throw error;
@@ -27,12 +35,21 @@ function loadEnvironment(): EnvironmentVariables {
 
 async function bootstrap(): Promise<void> {
   const env = loadEnvironment();
+  // What is said before the application and its logger exist, in the same JSON format.
+  const startupLog = createRootLogger(env.LOG_LEVEL).child({ context: 'Bootstrap' });
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = env.DATABASE_URL;
   if (databaseUrl === undefined) {
-    process.stdout.write(
-      `DATABASE_URL is not set: starting the embedded PostgreSQL in ${env.EMBEDDED_DATABASE_DIR}\n`,
+    if (!embeddedDatabaseInstalled()) {
+      startupLog.fatal(
+        'DATABASE_URL is not set, and this production install has no embedded PostgreSQL (a development dependency): set DATABASE_URL to the URL of a PostgreSQL database',
+      );
+      process.exit(1);
+    }
+    startupLog.info(
+      { dir: env.EMBEDDED_DATABASE_DIR },
+      `DATABASE_URL is not set: starting the embedded PostgreSQL in ${env.EMBEDDED_DATABASE_DIR}`,
     );
     embedded = await EmbeddedDatabase.start({
       dir: env.EMBEDDED_DATABASE_DIR,
@@ -51,6 +68,15 @@ async function bootstrap(): Promise<void> {
   );
   configureApp(app);
   const logger = app.get(Logger);
+  // The log is buffered: every way out of the process writes what it holds first.
+  const rootLogger = app.get<PinoLogger>(ROOT_LOGGER);
+  const exit = (code: number): void => {
+    void flushLogs(rootLogger).finally(() => process.exit(code));
+  };
+  process.once('uncaughtException', (error) => {
+    rootLogger.fatal({ err: error }, 'Uncaught exception: exiting');
+    exit(1);
+  });
 
   const { drainDelayMs, timeoutMs } = app.get(AppConfig).shutdown;
   let stopping = false;
@@ -60,7 +86,7 @@ async function bootstrap(): Promise<void> {
     // Whatever hangs (a client that stops reading, a stuck query), the process still ends.
     setTimeout(() => {
       logger.error(`Shutdown did not finish within ${timeoutMs} ms: exiting`, 'Shutdown');
-      process.exit(1);
+      exit(1);
     }, timeoutMs);
     logger.log(`${signal}: shutting down, readiness is now 503`, 'Shutdown');
     app.get(ShutdownState).begin();
@@ -70,23 +96,31 @@ async function bootstrap(): Promise<void> {
       // Stops accepting, waits for in-flight requests, then closes the pool and Redis.
       await app.close();
       await embedded?.stop();
+      await stopTracing();
     } catch (error) {
       logger.error(error, 'Shutdown');
-      process.exit(1);
+      exit(1);
+      return;
     }
     logger.log('Shutdown complete', 'Shutdown');
-    process.exit(0);
+    exit(0);
   };
   process.once('SIGTERM', (s) => void shutdown(s));
   process.once('SIGINT', (s) => void shutdown(s));
 
-  await app.listen(env.PORT);
-  logger.log(`Store Orders Service listening on ${await app.getUrl()}/v1`, 'Bootstrap');
+  if (env.HOST === undefined) await app.listen(env.PORT);
+  else await app.listen(env.PORT, env.HOST);
+  // The address really bound (`::` or `0.0.0.0`: every interface), not a guess at a reachable one.
+  const { address, port } = app.getHttpServer().address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  logger.log(
+    { address, port, node: process.version },
+    `Store Orders Service listening on http://${host}:${port}/v1`,
+    'Bootstrap',
+  );
 }
 
 bootstrap().catch((error: unknown) => {
-  process.stderr.write(
-    `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  createRootLogger('info').fatal({ context: 'Bootstrap', err: error }, 'Failed to start');
   process.exit(1);
 });

@@ -1,4 +1,7 @@
 import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { hashApiKey } from '../src/auth/api-key';
+import { ApiKey } from '../src/auth/api-key.entity';
 import { PLANS } from '../src/plans/plans';
 import { api, expectErrorBody } from './support/client';
 import { createTestApp, TestApp } from './support/test-app';
@@ -74,18 +77,52 @@ describe('authentication', () => {
     expect(res.headers['www-authenticate']).toBe(INVALID_TOKEN);
   });
 
-  it('stops a revoked key within the 10-second cache window', async () => {
+  it("stops a revoked key within the key cache's 5 seconds", async () => {
     const issued = await t.keys.issue({ plan: 'pro' });
     await api(t, issued.key).get('/v1/store/orders').expect(200);
     await t.keys.revoke(issued.id);
     const revokedAt = Date.now();
     let status = 200;
+    let lastAdmittedSentAt = 0;
     while (status === 200 && Date.now() - revokedAt < 15_000) {
+      const sentAt = Date.now();
       status = (await api(t, issued.key).get('/v1/store/orders')).status;
-      if (status === 200) await new Promise((r) => setTimeout(r, 250));
+      if (status === 200) {
+        lastAdmittedSentAt = sentAt;
+        await new Promise((r) => setTimeout(r, 250));
+      }
     }
     expect(status).toBe(401);
-    expect(Date.now() - revokedAt).toBeLessThanOrEqual(10_000);
+    // Measured when each request was sent, so a slow answer on a loaded machine does not count.
+    expect(lastAdmittedSentAt - revokedAt).toBeLessThan(5_000);
+  });
+
+  it('looks up keys asked for in the same turn with one query, each answered for its own hash', async () => {
+    const store = t.keys;
+    const issued = await Promise.all([0, 1, 2].map(() => store.issue({ plan: 'pro' })));
+    const revoked = await store.issue({ plan: 'free' });
+    await store.revoke(revoked.id);
+    const repository = t.app.get(DataSource).getRepository(ApiKey);
+    const find = jest.spyOn(repository, 'find');
+    const touch = jest.spyOn(repository, 'update');
+    try {
+      const hashes = [...issued.map((k) => k.key), revoked.key, 'sk_unknown'].map(hashApiKey);
+      const found = await Promise.all(hashes.map((h) => store.findActive(h)));
+      expect(found.map((k) => k?.keyId ?? null)).toEqual([...issued.map((k) => k.id), null, null]);
+      expect(found[1]).toMatchObject({ plan: 'pro', bannedUntil: null });
+      expect(find).toHaveBeenCalledTimes(1);
+
+      await Promise.all(issued.map((k) => store.touch(k.id)));
+      expect(touch).toHaveBeenCalledTimes(1);
+      const { rows } = await t.db.query<{ n: string }>(
+        'SELECT count(*) AS n FROM api_keys WHERE id = ANY($1) AND last_used_at IS NOT NULL',
+        [issued.map((k) => k.id)],
+      );
+      expect(rows[0].n).toBe('3');
+    } finally {
+      find.mockRestore();
+      touch.mockRestore();
+    }
   });
 
   it('stores only the SHA-256 of a key, never the key itself', async () => {

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { ENVIRONMENT_VARIABLE_NAMES, validateEnvironment } from '../src/config/e
 import { ENV, withClient } from './setup/clusters';
 import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
+import { buildOnce } from './support/build';
 import { httpRequest } from './support/http';
 import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
@@ -24,6 +25,11 @@ interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   volumes?: string[];
   ports?: string[];
+}
+
+interface PrometheusConfig {
+  rule_files: string[];
+  scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
 }
 
 const compose = parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf8'), {
@@ -57,9 +63,9 @@ const START_COMMAND = instruction('CMD');
 const MIGRATE_COMMAND = compose.services.migrate.command ?? [];
 
 describe('docker files', () => {
-  it('has PostgreSQL, Redis, a one-shot migration and two app instances behind nginx', () => {
+  it('has PostgreSQL, Redis, a one-shot migration, two app instances behind nginx, Prometheus and Grafana', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['app1', 'app2', 'lb', 'migrate', 'postgres', 'redis'].sort(),
+      ['app1', 'app2', 'grafana', 'lb', 'migrate', 'postgres', 'prometheus', 'redis'].sort(),
     );
     expect(servingServices.map(([name]) => name)).toEqual(['app1', 'app2']);
     for (const [, service] of servingServices) {
@@ -91,6 +97,55 @@ describe('docker files', () => {
       expect(nginx).toContain(`server ${name}:${service.environment?.PORT ?? '3000'}`);
     }
     expect(nginx.match(/^\s*server \S+:\d+/gm)).toHaveLength(servingServices.length);
+  });
+
+  it('has Prometheus scrape every app instance on its METRICS_PORT, with the alert rules', () => {
+    const prometheus = parse(
+      readFileSync(join(ROOT, 'docker/prometheus/prometheus.yml'), 'utf8'),
+    ) as PrometheusConfig;
+    const targets = prometheus.scrape_configs.flatMap((job) =>
+      job.static_configs.flatMap((c) => c.targets),
+    );
+    expect(targets.sort()).toEqual(
+      servingServices.map(([name, s]) => `${name}:${s.environment?.METRICS_PORT ?? '?'}`).sort(),
+    );
+    expect(prometheus.rule_files).toEqual(['alerts.yml']);
+    expect(compose.services.prometheus.volumes).toContain('./prometheus:/etc/prometheus:ro');
+  });
+
+  it('provisions Grafana with the Prometheus datasource and the dashboard, on a published port, its password from the environment', () => {
+    const grafana = compose.services.grafana;
+    expect(grafana.ports).toEqual([expect.stringMatching(/^\$\{GRAFANA_PORT:-\d+\}:3000$/)]);
+    expect(grafana.environment?.GF_SECURITY_ADMIN_USER).toBe('${GRAFANA_ADMIN_USER:-admin}');
+    // No default: compose refuses to start without it.
+    expect(grafana.environment?.GF_SECURITY_ADMIN_PASSWORD).toMatch(
+      /^\$\{GRAFANA_ADMIN_PASSWORD:\?[^}]+\}$/,
+    );
+    expect(grafana.volumes).toEqual(
+      expect.arrayContaining([
+        './grafana/provisioning:/etc/grafana/provisioning:ro',
+        './grafana/dashboards:/etc/grafana/dashboards:ro',
+      ]),
+    );
+    const datasources = parse(
+      readFileSync(join(ROOT, 'docker/grafana/provisioning/datasources/prometheus.yml'), 'utf8'),
+    ) as { datasources: { uid: string; type: string; url: string }[] };
+    expect(datasources.datasources).toEqual([
+      expect.objectContaining({
+        uid: 'prometheus',
+        type: 'prometheus',
+        url: 'http://prometheus:9090',
+      }),
+    ]);
+    const providers = parse(
+      readFileSync(join(ROOT, 'docker/grafana/provisioning/dashboards/store-orders.yml'), 'utf8'),
+    ) as { providers: { options: { path: string } }[] };
+    expect(providers.providers[0].options.path).toBe('/etc/grafana/dashboards');
+    const dashboard = JSON.parse(
+      readFileSync(join(ROOT, 'docker/grafana/dashboards/store-orders.json'), 'utf8'),
+    ) as { panels: { datasource: { uid: string } }[] };
+    expect(dashboard.panels.length).toBeGreaterThan(0);
+    for (const panel of dashboard.panels) expect(panel.datasource.uid).toBe('prometheus');
   });
 
   it('builds in stages and runs `node dist/main.js` as PID 1, as a non-root user, with production deps', () => {
@@ -134,7 +189,7 @@ describeWithBinary('redis-server', 'redis-server')('the image start command', ()
   });
 
   beforeAll(async () => {
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore', timeout: 180_000 });
+    await buildOnce();
     // An empty database, as a fresh deployment has: the migration service creates the schema.
     const templateUrl = process.env[ENV.url] ?? '';
     const name = `deploy_${Date.now()}`;
@@ -281,6 +336,43 @@ describeWithBinary('redis-server', 'redis-server')('the image start command', ()
       expect(app.find(/Shutdown complete/)).toBeDefined();
     }, 90_000);
   });
+
+  it('loses no log line at SIGTERM: each request answered before it has its line, then the exit', async () => {
+    // The log is buffered (written in blocks of a few KB, asynchronously): whatever it holds when
+    // the signal comes must still be written before the process ends.
+    const { app, url } = await AppProcess.start(
+      START_COMMAND,
+      appEnv({ SHUTDOWN_DRAIN_DELAY_MS: '0', LOG_LEVEL: 'info' }),
+    );
+    try {
+      const auth = await bearerFor(databaseUrl);
+      const ids = Array.from({ length: 300 }, (_, i) => `sigterm-flush-${i}`);
+      for (let i = 0; i < ids.length; i += 10) {
+        await Promise.all(
+          ids.slice(i, i + 10).map((id) =>
+            httpRequest(`${url}/v1/store/orders/99999999`, {
+              method: 'DELETE',
+              headers: { ...auth, 'X-Request-Id': id },
+            }),
+          ),
+        );
+      }
+      app.kill('SIGTERM');
+      expect(await app.exited).toEqual({ code: 0, signal: null });
+      // The last line written: once it has been read, every line before it has been too.
+      await app.waitFor(/Shutdown complete/);
+      const logged = new Set(
+        app
+          .json()
+          .filter((l) => l.msg === 'request completed')
+          .map((l) => (l.req as { id?: string }).id),
+      );
+      expect(ids.filter((id) => !logged.has(id))).toEqual([]);
+      expect(app.lines[app.lines.length - 1]).toMatch(/Shutdown complete/);
+    } finally {
+      await app.stop();
+    }
+  }, 60_000);
 
   it('ends a shutdown that hangs at SHUTDOWN_TIMEOUT_MS, with exit code 1 and a log line', async () => {
     const copyUrl = await createTestDatabase();

@@ -12,7 +12,7 @@ describe('error responses', () => {
   });
   afterAll(() => t.close());
 
-  it.each(['/v1/store/nothing', '/v1/store/orders/1/items', '/nope', '/v2/store/orders'])(
+  it.each(['/v1/store/nothing', '/v1/store/orders/1/items', '/nope', '/v3/store/orders'])(
     'answers an unknown path (%s) 404 NOT_FOUND',
     async (path) => {
       const res = await client.get(path).expect(404);

@@ -1,8 +1,12 @@
+import { Controller, Get, Module } from '@nestjs/common';
 import request from 'supertest';
 import { API_VERSIONING } from '../src/common/http/versioning';
 import { RouteTable } from '../src/common/http/route-table';
 import { api, expectErrorBody, expectRateLimitHeaders } from './support/client';
-import { expectEveryVersionedRouteDocumented } from './support/documented-routes';
+import {
+  expectEveryVersionedRouteDocumented,
+  servedVersionDocuments,
+} from './support/documented-routes';
 import { createTestApp, TestApp } from './support/test-app';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
 
@@ -111,9 +115,28 @@ describe('a module added by another team (the widgets fixture)', () => {
     expect(doc.info.description).toContain('`WIDGET_JAMMED` (423)');
   });
 
-  it('documents every route it serves under a version', () => {
+  it('documents every route it serves under a version', async () => {
     const routes = t.app.get(RouteTable).routes;
     expect(routes.filter((route) => route.path.startsWith('/v1/widgets'))).toHaveLength(2);
-    expectEveryVersionedRouteDocumented(routes, new Map([['1', doc]]));
+    expectEveryVersionedRouteDocumented(routes, await servedVersionDocuments(t.http, routes));
+  });
+});
+
+@Controller({ path: 'gadgets', version: '9' })
+class GadgetsController {
+  @Get()
+  list(): string[] {
+    return [];
+  }
+}
+
+@Module({ controllers: [GadgetsController] })
+class GadgetsModule {}
+
+describe('a module served under a version no document describes', () => {
+  it('stops the application at start instead of serving it undocumented', async () => {
+    await expect(createTestApp({ imports: [GadgetsModule] })).rejects.toThrow(
+      /served under \/v9 but API_DOCUMENTS has no v9 entry/,
+    );
   });
 });

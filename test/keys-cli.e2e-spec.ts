@@ -1,15 +1,25 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { api } from './support/client';
+import { eventually } from './support/eventually';
 import { createTestApp, TestApp } from './support/test-app';
 
 const exec = promisify(execFile);
+const packageVersion = (
+  JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
+).version;
 
 interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
 }
+
+// Each command is a new process (npm, then Node compiling the tool): seconds each on a loaded
+// machine, and some tests run ten of them.
+jest.setTimeout(120_000);
 
 describe('keys command-line tool (npm run keys)', () => {
   // Each case starts the real tool (npm, then TypeScript compiled on the fly) once or more: seconds
@@ -53,7 +63,7 @@ describe('keys command-line tool (npm run keys)', () => {
 
     const listed = await keys('list');
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toContain(issued.id as string);
+    expect(listed.stdout).toContain((issued.id as string).slice(0, 8));
     expect(listed.stdout).not.toContain(issued.key as string);
 
     const revoked = await keys('revoke', issued.id as string);
@@ -125,5 +135,249 @@ describe('keys command-line tool (npm run keys)', () => {
     const result = await keys('revoke', '00000000-0000-4000-8000-000000000000');
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('No key with id');
+  });
+
+  it('creates a key that expires (--expires-in), and lists it with relative times and a short id', async () => {
+    const created = await keys(
+      'create',
+      '--plan',
+      'free',
+      '--name',
+      'ninety',
+      '--expires-in',
+      '90d',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const issued = JSON.parse(created.stdout) as { id: string; key: string; expiresAt: string };
+    const ninetyDays = Date.now() + 90 * 86_400_000;
+    expect(Math.abs(Date.parse(issued.expiresAt) - ninetyDays)).toBeLessThan(60_000);
+
+    const listed = await keys('list');
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID +NAME +PREFIX +PLAN +LIMITS +STATUS +CREATED +LAST USED +EXPIRES$/);
+    const row = rows.find((r) => r.startsWith(`${issued.id.slice(0, 8)}  `));
+    expect(row).toBeDefined();
+    expect(row).not.toContain(issued.id);
+    expect(row).toMatch(/ninety .* active +\d+ seconds? ago +never +in 90 days$/);
+
+    // A use shows up as "last used" (written by the server, at most once a minute).
+    await api(t, issued.key).get('/v1/store/orders').expect(200);
+    await eventually(
+      () =>
+        t.db.query('SELECT 1 FROM api_keys WHERE id = $1 AND last_used_at IS NOT NULL', [
+          issued.id,
+        ]),
+      (r) => r.rowCount === 1,
+      10_000,
+    );
+    const json = JSON.parse((await keys('list', '--json')).stdout) as Record<string, unknown>[];
+    expect(json.find((k) => k.id === issued.id)).toEqual({
+      id: issued.id,
+      name: 'ninety',
+      prefix: expect.stringMatching(/^sk_/),
+      plan: 'free',
+      perMinute: 60,
+      perDay: 1000,
+      createdAt: expect.any(String),
+      revokedAt: null,
+      lastUsedAt: expect.any(String),
+      bannedUntil: null,
+      expiresAt: issued.expiresAt,
+      familyId: issued.id,
+      status: 'active',
+    });
+    expect((await keys('list')).stdout).toMatch(
+      new RegExp(
+        `${issued.id.slice(0, 8)} .* active +\\d+ seconds? ago +\\d+ seconds? ago +in 90 days`,
+      ),
+    );
+  });
+
+  it('creates a key with --expires-at; once past it, list and show say expired and the API refuses it', async () => {
+    // With an offset other than Z: the time is the same instant.
+    const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_000);
+    const local = at
+      .toISOString()
+      .replace(
+        /^(.{11})(\d\d)(.*)\.000Z$/,
+        (_, day: string, hour: string, rest: string) =>
+          `${day}${String((Number(hour) + 2) % 24).padStart(2, '0')}${rest}+02:00`,
+      );
+    const created = await keys('create', '--plan', 'pro', '--expires-at', local, '--json');
+    expect(created.code).toBe(0);
+    const issued = JSON.parse(created.stdout) as { id: string; key: string; expiresAt: string };
+    expect(issued.expiresAt).toBe(at.toISOString());
+
+    // An hour is long to wait: the expiry is moved into the past, as time would.
+    await t.db.query(
+      `UPDATE api_keys SET expires_at = now() - interval '5 seconds' WHERE id = $1`,
+      [issued.id],
+    );
+    const res = await api(t, issued.key).get('/v1/store/orders').expect(401);
+    expect(res.headers['www-authenticate']).toContain(
+      'error_description="The access token expired"',
+    );
+    const row = (await keys('list')).stdout
+      .split('\n')
+      .find((r) => r.startsWith(issued.id.slice(0, 8)));
+    expect(row).toMatch(/ expired +.* \d+ seconds ago$/);
+    const shown = await keys('show', issued.id.slice(0, 8));
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^Status +expired$/m);
+    expect(shown.stdout).toMatch(/^Expires +\S+ \(\d+ seconds ago\)$/m);
+  });
+
+  it('shows one key in full, by id or unique prefix, as text or JSON', async () => {
+    const { id } = await t.keys.issue({ plan: 'business', name: 'shown' });
+    const byPrefix = await keys('show', id.slice(0, 6));
+    expect(byPrefix.code).toBe(0);
+    expect(byPrefix.stdout).toMatch(new RegExp(`^ID +${id}$`, 'm'));
+    expect(byPrefix.stdout).toMatch(/^Name +shown$/m);
+    expect(byPrefix.stdout).toMatch(/^Plan +business \(1000 per minute, 100000 per day\)$/m);
+    expect(byPrefix.stdout).toMatch(/^Last used +never$/m);
+    expect(byPrefix.stdout).toMatch(/^Expires +never$/m);
+    const asJson = await keys('show', id.toUpperCase(), '--json');
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ id, name: 'shown', status: 'active' });
+  });
+
+  it('refuses an ambiguous or too short id prefix, and an unknown one, with exit code 1', async () => {
+    const ids = ['abcd1234-0000-4000-8000-000000000001', 'abcd1234-0000-4000-8000-000000000002'];
+    for (const [i, id] of ids.entries()) {
+      await t.db.query(
+        `INSERT INTO api_keys (id, prefix, key_hash, plan) VALUES ($1, 'sk_amb', repeat($2, 64), 'free')`,
+        [id, String(i)],
+      );
+    }
+    const ambiguous = await keys('revoke', 'abcd1234');
+    expect(ambiguous).toMatchObject({ code: 1, stdout: '' });
+    expect(ambiguous.stderr).toContain('matches more than one key');
+    expect(ambiguous.stderr).toContain(ids[0]);
+    const { rows } = await t.db.query(
+      'SELECT 1 FROM api_keys WHERE id = ANY($1) AND revoked_at IS NOT NULL',
+      [ids],
+    );
+    expect(rows).toHaveLength(0);
+
+    expect(await keys('show', 'abc')).toMatchObject({ code: 1 });
+    expect((await keys('show', 'ffffffff')).stderr).toContain('No key with id ffffffff');
+    expect(await keys('revoke', 'abcd1234-0000-4000-8000-000000000002')).toMatchObject({ code: 0 });
+  });
+
+  it('revokes by short id; revoking again says so and exits 0', async () => {
+    const { id } = await t.keys.issue({ plan: 'free' });
+    const first = await keys('revoke', id.slice(0, 8));
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stdout).toContain(`Revoked key ${id}`);
+    expect(first.stdout).toContain('within 5 seconds');
+    const again = await keys('revoke', id);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(
+      new RegExp(`^Key ${id} was already revoked \\d+ seconds? ago; nothing changed$`, 'm'),
+    );
+  });
+
+  it('rotates a key: the new one is shown once, the old one works until the grace period ends', async () => {
+    const created = JSON.parse(
+      (await keys('create', '--plan', 'pro', '--name', 'shop', '--json')).stdout,
+    ) as {
+      id: string;
+      key: string;
+    };
+    const rotated = await keys('rotate', created.id.slice(0, 8), '--grace', '2h', '--json');
+    expect(rotated.code).toBe(0);
+    const next = JSON.parse(rotated.stdout) as {
+      id: string;
+      key: string;
+      familyId: string;
+      rotated: { id: string; expiresAt: string };
+    };
+    expect(next).toMatchObject({ name: 'shop', plan: 'pro', perMinute: 300, familyId: created.id });
+    expect(next.key).toMatch(/^sk_[0-9A-Za-z]{43}$/);
+    expect(next.rotated.id).toBe(created.id);
+    expect(
+      Math.abs(Date.parse(next.rotated.expiresAt) - (Date.now() + 2 * 3_600_000)),
+    ).toBeLessThan(60_000);
+    await api(t, created.key).get('/v1/store/orders').expect(200);
+    await api(t, next.key).get('/v1/store/orders').expect(200);
+
+    const shown = (await keys('show', created.id)).stdout;
+    expect(shown).toMatch(/^Expires +\S+ \(in 2 hours\)$/m);
+    expect(shown).toMatch(new RegExp(`^Later key +${next.id.slice(0, 8)} \\(active\\)$`, 'm'));
+
+    // Without --json: the key once, with the end of the grace period in words. Default grace: 24 h.
+    const again = await keys('rotate', next.id);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/keeps working until \S+ \(in 24 hours\)/);
+    expect(again.stdout).toMatch(/^Key \(shown once, store it now\): sk_[0-9A-Za-z]{43}$/m);
+
+    // A ban of the family: lifted through either key's id.
+    await t.db.query(
+      `UPDATE api_keys SET banned_until = now() + interval '1 hour' WHERE id = $1 OR family_id = $1`,
+      [created.id],
+    );
+    expect(await keys('unban', created.id.slice(0, 8))).toMatchObject({ code: 0 });
+    const { rows } = await t.db.query(
+      'SELECT count(*)::int AS n FROM api_keys WHERE (id = $1 OR family_id = $1) AND banned_until IS NOT NULL',
+      [created.id],
+    );
+    expect(rows[0]).toEqual({ n: 0 });
+
+    const revoked = await keys('rotate', (await t.keys.revoke(created.id)).key.id);
+    expect(revoked.code).toBe(2);
+    expect(revoked.stderr).toContain('is revoked');
+  });
+
+  it('prints help per command and the version, exit code 0', async () => {
+    const help = await keys('rotate', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: npm run keys -- rotate <id> \[--grace DURATION\]/);
+    expect(help.stdout).toContain('default 24h');
+    expect(help.stdout).not.toContain('create --plan');
+    const all = await keys('--help');
+    expect(all.stdout).toContain('show <id>');
+    expect(all.stdout).not.toMatch(/10 seconds/);
+    const version = await keys('--version');
+    expect(version).toMatchObject({ code: 0, stdout: `${packageVersion}\n` });
+  });
+
+  it.each([
+    [['create', '--plan', 'free', '--bogus'], 'unknown option --bogus', 'create --plan'],
+    [['list', '-x'], 'unknown option -x', 'list [--json]'],
+    [['rotate', 'abcd', '--grace'], '--grace needs a value', 'rotate <id>'],
+    [['rotate', 'abcd', '--grace', '2 days'], '--grace must be', 'rotate <id>'],
+    [['create', '--plan', 'free', '--expires-in', '90'], '--expires-in must be', 'create --plan'],
+    [
+      ['create', '--plan', 'free', '--expires-at', '2030-02-30T00:00:00Z'],
+      '--expires-at must be an RFC 3339 time',
+      'create --plan',
+    ],
+    [
+      ['create', '--plan', 'free', '--expires-at', '2030-01-01T00:00:00'],
+      '--expires-at must be an RFC 3339 time',
+      'create --plan',
+    ],
+    [['--frobnicate'], 'unknown option --frobnicate', 'Commands:'],
+  ])('refuses %j with our message and the usage, exit code 2', async (args, message, usage) => {
+    const result = await keys(...args);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toContain(`keys: ${message}`);
+    expect(result.stderr).toContain(usage);
+    expect(result.stderr).not.toContain('positional argument');
+  });
+
+  it('refuses an expiry in the past, writing nothing', async () => {
+    const before = await keyCount();
+    const result = await keys(
+      'create',
+      '--plan',
+      'free',
+      '--expires-at',
+      '2020-01-01T00:00:00+01:00',
+    );
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toContain('not in the future');
+    expect(await keyCount()).toBe(before);
   });
 });

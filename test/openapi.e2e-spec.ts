@@ -7,7 +7,11 @@ import createClient from 'openapi-fetch';
 import request from 'supertest';
 import { RouteTable } from '../src/common/http/route-table';
 import { api } from './support/client';
-import { expectEveryVersionedRouteDocumented } from './support/documented-routes';
+import { ordersClientDocument } from './support/openapi-tools';
+import {
+  expectEveryVersionedRouteDocumented,
+  servedVersionDocuments,
+} from './support/documented-routes';
 import { insertOrders, statusOf } from './support/orders';
 import type { paths } from './support/petstore-api';
 import { createTestApp, listen, TestApp } from './support/test-app';
@@ -139,9 +143,9 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('documents every route served under /v1, and serves every operation it documents', () => {
+  it('documents every route served under /v1, and serves every operation it documents', async () => {
     const routes = t.app.get(RouteTable).routes;
-    expectEveryVersionedRouteDocumented(routes, new Map([['1', doc]]));
+    expectEveryVersionedRouteDocumented(routes, await servedVersionDocuments(t.http, routes));
     const served = new Set(
       routes.map(
         (route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
@@ -178,6 +182,14 @@ describe('the OpenAPI document', () => {
   it('is served, with Swagger UI, to anyone: no key, no rate limit', async () => {
     const res = await request(t.http).get('/openapi.json').expect(200);
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    // The same document at its versioned address (compared as reached at one host).
+    const [legacy, v1] = await Promise.all(
+      ['/openapi.json', '/openapi/v1.json'].map((path) =>
+        request(t.http).get(path).set('Host', 'orders.test').expect(200),
+      ),
+    );
+    expect(v1.body).toEqual(legacy.body);
+    expect(v1.headers['x-ratelimit-limit']).toBeUndefined();
     const ui = await request(t.http).get('/docs/').expect(200);
     expect(ui.headers['content-type']).toMatch(/^text\/html/);
     expect(ui.text).toContain('swagger-ui');
@@ -233,28 +245,6 @@ describe('the OpenAPI document', () => {
     }
   });
 });
-
-/**
- * The document narrowed to the orders operations: the client of this API's orders, which another
- * module added to the service neither changes nor needs regenerated.
- */
-function ordersClientDocument(doc: Document): Document {
-  const paths = Object.fromEntries(
-    Object.entries(doc.paths).filter(([, item]) =>
-      Object.values(item).some((operation) => operation.tags.includes('orders')),
-    ),
-  );
-  const schemas = structuredClone(doc.components.schemas);
-  // The list of every registered code grows with each module; the served document has it.
-  schemas.Error.properties.code = { type: 'string', example: 'ORDER_NOT_FOUND' };
-  return {
-    ...doc,
-    info: { ...doc.info, description: undefined },
-    tags: doc.tags?.filter((tag) => tag.name === 'orders'),
-    paths,
-    components: { ...doc.components, schemas },
-  };
-}
 
 describe('the OpenAPI servers', () => {
   it('are the configured public and staging base URLs, each ending in /v1 exactly once', async () => {

@@ -227,4 +227,16 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
     const afterBack = await burst(() => api(a, key).get('/v1/store/orders'), 10);
     expect(afterBack).toEqual({ 200: 3, 429: 7 });
   });
+
+  it('shares one budget between a key and its replacement (keys rotate) across instances', async () => {
+    const old = await enterpriseKey(a, 6, 1000);
+    for (let i = 0; i < 3; i++) await api(a, old.key).get('/v1/store/orders').expect(200);
+    const { issued } = await a.keys.rotate(old.id, 60_000);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const [t, key] = i % 2 === 0 ? [b, issued.key] : [a, old.key];
+      statuses.push((await api(t, key).get('/v1/store/orders')).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+  });
 });

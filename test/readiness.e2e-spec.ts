@@ -1,3 +1,4 @@
+import { MetricsService } from '../src/metrics/metrics.service';
 import { ENV, pgCtl } from './setup/clusters';
 import { bearerFor } from './support/auth';
 import { api, expectErrorBody } from './support/client';
@@ -16,6 +17,13 @@ const port = new URL(databaseUrl || 'postgres://x:1').port;
 
 const startDatabase = (): void => pgCtl(dataDir, ['-o', `-p ${port}`, 'start']);
 const stopDatabase = (): void => pgCtl(dataDir, ['-m', 'fast', 'stop']);
+
+/** The `app_ready` gauge, as a Prometheus scrape would read it now. */
+async function appReady(t: TestApp): Promise<number | undefined> {
+  const text = await t.app.get(MetricsService).render();
+  const line = text.split('\n').find((l) => l.startsWith('app_ready '));
+  return line === undefined ? undefined : Number(line.slice('app_ready '.length));
+}
 
 describe('readiness and a PostgreSQL outage', () => {
   let t: TestApp;
@@ -40,6 +48,7 @@ describe('readiness and a PostgreSQL outage', () => {
     const res = await client.get('/health/ready').expect(200);
     expect(res.body).toMatchObject({ status: 'ok', details: { database: { status: 'up' } } });
     expect(res.body.details.redis).toBeUndefined();
+    expect(await appReady(t)).toBe(1);
   });
 
   it('turns not ready (503 SERVICE_UNAVAILABLE) when PostgreSQL stops; liveness stays 200', async () => {
@@ -54,6 +63,8 @@ describe('readiness and a PostgreSQL outage', () => {
     await client.get('/health/live').expect(200);
     const orders = await client.get('/v1/store/orders').set(auth);
     expectErrorBody(orders, 503, 'SERVICE_UNAVAILABLE');
+    // What the InstanceNotReady alert watches.
+    expect(await appReady(t)).toBe(0);
   });
 
   it('turns ready again when PostgreSQL is back, and serves orders without a restart', async () => {

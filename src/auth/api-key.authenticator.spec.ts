@@ -6,9 +6,11 @@ import type { ActiveKey, ApiKeyStore } from './api-key.store';
 
 const KEY: ActiveKey = {
   keyId: '7',
+  familyId: '7',
   plan: 'pro',
   limits: { perMinute: 300, perDay: 10_000 },
   bannedUntil: null,
+  expiresAt: null,
 };
 
 /** A store whose lookups stay pending until the test settles them. */
@@ -68,5 +70,58 @@ describe('ApiKeyAuthenticator', () => {
     waiting[1].resolve(undefined);
     expect(await answer).toBeUndefined();
     expect(retry.authFailure).toBe('invalid');
+  });
+
+  describe('with a clock', () => {
+    beforeEach(() => jest.useFakeTimers({ now: Date.UTC(2026, 10, 23, 12) }));
+    afterEach(() => jest.useRealTimers());
+
+    /** A store that answers at once with the given key. */
+    const storeOf = (key: ActiveKey) => ({
+      findActive: jest.fn(() => Promise.resolve(key)),
+      touch: jest.fn(() => Promise.resolve()),
+    });
+
+    it('refuses a cached key from the moment it expires, without asking the database', async () => {
+      const key = { ...KEY, expiresAt: new Date(Date.now() + 2_000) };
+      const store = storeOf(key);
+      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      const token = generateApiKey();
+      expect(await authenticator.authenticate(requestWith(token))).toBe(key);
+
+      jest.setSystemTime(Date.now() + 1_999);
+      const before = requestWith(token);
+      authenticator.authenticateFromCache(before);
+      expect(before.auth).toBe(key);
+
+      jest.setSystemTime(Date.now() + 1);
+      const after = requestWith(token);
+      expect(authenticator.authenticateFromCache(after)).toBeUndefined();
+      expect(after.auth).toBeUndefined();
+      expect(after.authFailure).toBe('expired');
+      expect(store.findActive).toHaveBeenCalledTimes(1);
+    });
+
+    it('writes last use at most once a minute per key, however often the cache lapses', async () => {
+      const store = storeOf(KEY);
+      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      // A lookup every 5 seconds for 2 minutes, as when its cache entry lapses (a new token each
+      // time, so the lookup happens whatever the cache's own clock).
+      for (let s = 0; s < 120; s += 5) {
+        jest.setSystemTime(Date.UTC(2026, 10, 23, 12) + s * 1_000);
+        await authenticator.authenticate(requestWith(generateApiKey()));
+      }
+      expect(store.findActive).toHaveBeenCalledTimes(24);
+      expect(store.touch).toHaveBeenCalledTimes(2);
+    });
+
+    it('never writes last use for an expired key', async () => {
+      const store = storeOf({ ...KEY, expiresAt: new Date(Date.now() - 1) });
+      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      const req = requestWith(generateApiKey());
+      expect(await authenticator.authenticate(req)).toBeUndefined();
+      expect(req.authFailure).toBe('expired');
+      expect(store.touch).not.toHaveBeenCalled();
+    });
   });
 });

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { hashApiKey, parseBearer } from './api-key';
-import { ActiveKey, ApiKeyStore } from './api-key.store';
+import { ActiveKey, ApiKeyStore, isExpired } from './api-key.store';
 import './request-auth';
 
 /**
@@ -13,6 +13,12 @@ import './request-auth';
  */
 export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_MAX_ENTRIES = 50_000;
+
+/**
+ * `last_used_at` is written at most this often per key and instance: a busy key costs one UPDATE
+ * a minute, never one per request (nor one per key cache period).
+ */
+export const LAST_USE_WRITE_INTERVAL_MS = 60_000;
 
 /** Resolves `Authorization: Bearer <key>` to the key's id, plan and limits, without rejecting. */
 @Injectable()
@@ -30,6 +36,9 @@ export class ApiKeyAuthenticator {
    * that carry it at that moment wait for one lookup instead of each sending its own.
    */
   private readonly lookups = new Map<string, Promise<ActiveKey | undefined>>();
+
+  /** When this instance last wrote each key's last use (ms since the epoch), by key id. */
+  private readonly lastUseWritten = new LRUCache<string, number>({ max: KEY_CACHE_MAX_ENTRIES });
 
   constructor(
     private readonly store: ApiKeyStore,
@@ -49,7 +58,7 @@ export class ApiKeyAuthenticator {
       throw error;
     }
     this.settle(req, key);
-    return key;
+    return req.auth;
   }
 
   /**
@@ -73,8 +82,10 @@ export class ApiKeyAuthenticator {
   }
 
   private settle(req: Request, key: ActiveKey | undefined): void {
-    if (key) req.auth = key;
-    else req.authFailure = 'invalid';
+    if (!key) req.authFailure = 'invalid';
+    // Checked on every use, not when cached: a key is refused from the moment it expires.
+    else if (isExpired(key)) req.authFailure = 'expired';
+    else req.auth = key;
   }
 
   private resolve(keyHash: string): Promise<ActiveKey | undefined> {
@@ -91,12 +102,21 @@ export class ApiKeyAuthenticator {
   private async lookUp(keyHash: string): Promise<ActiveKey | undefined> {
     const key = await this.store.findActive(keyHash);
     this.cache.set(keyHash, key ?? false);
-    if (key) {
-      // At most once per key per cache period and instance: cheap enough for "last used".
-      this.store.touch(key.keyId).catch((err: unknown) => {
-        this.logger.warn({ err, keyId: key.keyId }, 'could not record last use of key');
-      });
-    }
+    if (key && !isExpired(key)) this.recordUse(key.keyId);
     return key ?? undefined;
+  }
+
+  /**
+   * Called when a key is looked up (at most once per cache period): writes its last use unless
+   * this instance did within the last minute.
+   */
+  private recordUse(keyId: string): void {
+    const now = Date.now();
+    const written = this.lastUseWritten.get(keyId);
+    if (written !== undefined && now - written < LAST_USE_WRITE_INTERVAL_MS) return;
+    this.lastUseWritten.set(keyId, now);
+    this.store.touch(keyId).catch((err: unknown) => {
+      this.logger.warn({ err, keyId }, 'could not record last use of key');
+    });
   }
 }

@@ -42,6 +42,19 @@ export class ApiKey {
   @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
   lastUsedAt!: Date | null;
 
+  /** After this moment the key is refused as expired; null: never expires. */
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt!: Date | null;
+
+  /**
+   * The key's rotation family: null for a key issued by `keys create` (it heads its own family,
+   * whose id is its id); the first key's id for the replacements `keys rotate` issues. A family
+   * shares one rate-limit budget and one ban.
+   */
+  @Index('IDX_api_keys_family_id')
+  @Column({ name: 'family_id', type: 'uuid', nullable: true })
+  familyId!: string | null;
+
   /** Set by the rate limiter when the key keeps sending after its 429s; cleared by `keys unban`. */
   @Column({ name: 'banned_until', type: 'timestamptz', nullable: true })
   bannedUntil!: Date | null;

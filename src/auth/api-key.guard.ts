@@ -8,10 +8,19 @@ import { isPublic } from './public.decorator';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 
-/** The 401 of the contract: with `error="invalid_token"` when a key was presented (RFC 6750). */
+const CHALLENGES: Record<NonNullable<Request['authFailure']>, string> = {
+  missing: WWW_AUTHENTICATE,
+  unavailable: WWW_AUTHENTICATE,
+  invalid: `${WWW_AUTHENTICATE}, error="invalid_token"`,
+  expired: `${WWW_AUTHENTICATE}, error="invalid_token", error_description="The access token expired"`,
+};
+
+/**
+ * The 401 of the contract: with `error="invalid_token"` when a key was presented, and the
+ * description RFC 6750 §3 gives as its example when that key has expired.
+ */
 export function unauthorized(req: Request): ApiException {
-  const challenge =
-    req.authFailure === 'invalid' ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE;
+  const challenge = CHALLENGES[req.authFailure ?? 'missing'];
   return new ApiException(AuthErrors.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
 }
 

@@ -1,10 +1,11 @@
 import type { ActiveKey } from './api-key.store';
 
 /**
- * Why a request has no valid key: none was sent, the one sent is not valid, or it could not be
- * checked (the database is unavailable; the request is answered 503).
+ * Why a request has no valid key: none was sent, the one sent is not valid, it has expired (or
+ * its rotation grace period has ended), or it could not be checked (the database is unavailable;
+ * the request is answered 503).
  */
-export type AuthFailure = 'missing' | 'invalid' | 'unavailable';
+export type AuthFailure = 'missing' | 'invalid' | 'expired' | 'unavailable';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -1,4 +1,4 @@
-import { parseCommand, UsageError } from './keys-command';
+import { DEFAULT_GRACE_MS, duration, parseCommand, rfc3339, UsageError } from './keys-command';
 
 describe('keys command arguments', () => {
   it('reads create with its options', () => {
@@ -33,11 +33,109 @@ describe('keys command arguments', () => {
     [['create', '--plan', 'free', '--per-minute', '5', '--per-day', '5']],
     [['create', '--plan', 'free', 'extra']],
     [['list', '--plan', 'free']],
+    [['show']],
+    [['show', 'a', 'b']],
+    [['rotate']],
+    [['rotate', 'a', '--plan', 'pro']],
+    [['create', '--plan', 'free', '--expires-in', '1d', '--expires-at', '2030-01-01T00:00:00Z']],
+    [['revoke', 'a', '--grace', '1h']],
     [['revoke']],
     [['revoke', 'a', '--json']],
     [['create', '--plan']],
     [['create', '--unknown']],
   ])('refuses %j', (argv) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
+  });
+
+  it('reads expiry, show and rotate', () => {
+    expect(parseCommand(['create', '--plan', 'free', '--expires-in', '90d'])).toMatchObject({
+      expiry: { inMs: 90 * 86_400_000 },
+    });
+    expect(
+      parseCommand(['create', '--plan', 'free', '--expires-at', '2027-03-01T01:00:00+01:00']),
+    ).toMatchObject({ expiry: { at: new Date('2027-03-01T00:00:00Z') } });
+    expect(parseCommand(['show', 'abcd1234', '--json'])).toEqual({
+      name: 'show',
+      id: 'abcd1234',
+      json: true,
+    });
+    expect(parseCommand(['rotate', 'abcd1234'])).toEqual({
+      name: 'rotate',
+      id: 'abcd1234',
+      graceMs: DEFAULT_GRACE_MS,
+      json: false,
+    });
+    expect(parseCommand(['rotate', 'abcd1234', '--grace', '0'])).toMatchObject({ graceMs: 0 });
+    expect(parseCommand(['rotate', 'abcd1234', '--grace', '15m'])).toMatchObject({
+      graceMs: 900_000,
+    });
+  });
+
+  it('reads --help (per command) and --version before anything else', () => {
+    expect(parseCommand(['--help'])).toEqual({ name: 'help', command: undefined });
+    expect(parseCommand(['rotate', '-h'])).toEqual({ name: 'help', command: 'rotate' });
+    expect(parseCommand(['create', '--bogus', '--help'])).toEqual({
+      name: 'help',
+      command: 'create',
+    });
+    expect(parseCommand(['--version'])).toEqual({ name: 'version' });
+  });
+
+  it('says what is wrong in its own words, naming the command whose usage to show', () => {
+    const error = (argv: string[]): UsageError => {
+      try {
+        parseCommand(argv);
+      } catch (e) {
+        if (e instanceof UsageError) return e;
+      }
+      throw new Error('no UsageError');
+    };
+    expect(error(['list', '--bogus'])).toMatchObject({
+      message: 'unknown option --bogus',
+      command: 'list',
+    });
+    expect(error(['create', '--plan'])).toMatchObject({
+      message: '--plan needs a value',
+      command: 'create',
+    });
+    expect(error(['rotate', 'x', '--grace', 'soon'])).toMatchObject({ command: 'rotate' });
+    expect(error(['--nope'])).toMatchObject({ command: undefined });
+  });
+
+  it.each([
+    ['30s', 30_000],
+    ['15m', 900_000],
+    ['24h', 86_400_000],
+    ['90d', 7_776_000_000],
+  ])('reads the duration %p', (text, ms) => {
+    expect(duration('--x', text, false)).toBe(ms);
+  });
+
+  it.each(['90', '0', '0d', '1w', '1.5h', '-1d', ' 1d', '99999999d'])(
+    'refuses the expiry duration %p',
+    (text) => {
+      expect(() => duration('--expires-in', text, false)).toThrow(UsageError);
+    },
+  );
+
+  it.each([
+    ['2027-03-01T00:00:00Z', '2027-03-01T00:00:00.000Z'],
+    ['2027-03-01t00:00:00z', '2027-03-01T00:00:00.000Z'],
+    ['2027-03-01 05:30:00.250+05:30', '2027-03-01T00:00:00.250Z'],
+    ['2027-02-28T23:00:00-01:00', '2027-03-01T00:00:00.000Z'],
+  ])('reads the RFC 3339 time %p', (text, iso) => {
+    expect(rfc3339('--x', text).toISOString()).toBe(iso);
+  });
+
+  it.each([
+    '2027-03-01T00:00:00',
+    '2027-03-01',
+    '2027-02-30T00:00:00Z',
+    '2027-03-01T24:00:00Z',
+    '2027-03-01T00:60:00Z',
+    '2027-03-01T00:00:00+0100',
+    'tomorrow',
+  ])('refuses the time %p', (text) => {
+    expect(() => rfc3339('--expires-at', text)).toThrow(UsageError);
   });
 });

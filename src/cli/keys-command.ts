@@ -2,19 +2,83 @@
 import { parseArgs } from 'node:util';
 import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
 
-export const USAGE = `Usage: npm run keys -- <command>
+const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban'] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+/** Each command's synopsis and help, and the options it takes (besides --help). */
+const COMMANDS: Record<CommandName, { synopsis: string; help: string; options: string[] }> = {
+  create: {
+    synopsis: `create --plan <${PLANS.join('|')}> [--name TEXT] [--per-minute N --per-day N] [--expires-in DURATION | --expires-at TIME] [--json]`,
+    help: `Issue a key and print it once. Enterprise keys need both limits; other plans have fixed ones.
+  --expires-in 90d          The key stops working after this long (units: s, m, h, d).
+  --expires-at TIME         ... or at this RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z.
+  --json                    One JSON object: {id, key, name, prefix, plan, perMinute, perDay,
+                            createdAt, expiresAt, familyId}.`,
+    options: ['plan', 'name', 'per-minute', 'per-day', 'expires-in', 'expires-at', 'json'],
+  },
+  list: {
+    synopsis: 'list [--json]',
+    help: `Every key: short id, name, prefix, plan, limits, status, created, last used, expires.
+  --json                    A JSON array, one object per key, full ids and ISO 8601 times.`,
+    options: ['json'],
+  },
+  show: {
+    synopsis: 'show <id> [--json]',
+    help: `One key in full, with the other keys of its rotation family.`,
+    options: ['json'],
+  },
+  rotate: {
+    synopsis: 'rotate <id> [--grace DURATION] [--expires-in DURATION | --expires-at TIME] [--json]',
+    help: `Issue a replacement key (same name, plan and limits) and print it once. The old key keeps
+working for the grace period, then is refused as expired. The two share one rate-limit budget
+and one ban. The new key does not expire unless --expires-in or --expires-at says so.
+  --grace 24h               How long the old key keeps working (default 24h; 0 ends it now).
+  --json                    One JSON object: the new key as create prints it, plus
+                            {rotated: {id, expiresAt}} for the old one.`,
+    options: ['grace', 'expires-in', 'expires-at', 'json'],
+  },
+  revoke: {
+    synopsis: 'revoke <id>',
+    help: `Stop a key working: refused on every instance within 5 seconds. Revoking a revoked key
+changes nothing.`,
+    options: [],
+  },
+  unban: {
+    synopsis: 'unban <id>',
+    help: `Lift a rate-limit ban from a key (and the other keys of its rotation family): on every
+instance within 5 seconds.`,
+    options: [],
+  },
+};
+
+export const USAGE = `Usage: npm run keys -- <command> [options]
 
 Commands:
-  create --plan <${PLANS.join('|')}> [--name TEXT] [--per-minute N --per-day N] [--json]
-      Issue a key and print it once. Enterprise keys need both limits; other plans have fixed ones.
-      --json prints one JSON object: {id, key, name, prefix, plan, perMinute, perDay, createdAt}.
-  list [--json]        Every key: id, name, prefix, plan, limits, created, revoked, banned until.
-  revoke <id>          Stop a key working (on every instance within 10 seconds).
-  unban <id>           Lift a rate-limit ban from a key.
+${COMMAND_NAMES.map((name) => `  ${COMMANDS[name].synopsis}`).join('\n')}
+
+An <id> is a key's id or its short id: any unique prefix of at least 4 characters (list shows 8).
+Times are shown relative to now ("3 minutes ago", "in 89 days"); --json gives them in ISO 8601.
+Run \`npm run keys -- <command> --help\` for a command's options; --version prints the version.
 `;
 
-/** Bad arguments: nothing was done. */
-export class UsageError extends Error {}
+/** The help of one command. */
+export function usageOf(name: CommandName): string {
+  const { synopsis, help } = COMMANDS[name];
+  return `Usage: npm run keys -- ${synopsis}\n\n${help}\n`;
+}
+
+/** Bad arguments: nothing was done. Names the command whose usage to show, when known. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command?: CommandName,
+  ) {
+    super(message);
+  }
+}
+
+/** When a key stops working: after a duration from now, or at a given time. */
+export type Expiry = { inMs: number } | { at: Date };
 
 export type Command =
   | {
@@ -22,51 +86,86 @@ export type Command =
       plan: Plan;
       label?: string;
       limits?: RateLimits;
+      expiry?: Expiry;
       json: boolean;
     }
   | { name: 'list'; json: boolean }
-  | { name: 'revoke' | 'unban'; id: string };
+  | { name: 'show'; id: string; json: boolean }
+  | { name: 'rotate'; id: string; graceMs: number; expiry?: Expiry; json: boolean }
+  | { name: 'revoke' | 'unban'; id: string }
+  | { name: 'help'; command?: CommandName }
+  | { name: 'version' };
+
+/** Default grace period of `rotate`: the old key keeps working for a day. */
+export const DEFAULT_GRACE_MS = 24 * 3_600_000;
 
 export function parseCommand(argv: string[]): Command {
+  const first = argv.find((arg) => !arg.startsWith('-'));
+  const named = isCommandName(first) ? first : undefined;
+  if (argv.includes('--help') || argv.includes('-h')) return { name: 'help', command: named };
+  if (argv.includes('--version')) return { name: 'version' };
+
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        plan: { type: 'string' },
-        name: { type: 'string' },
-        'per-minute': { type: 'string' },
-        'per-day': { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
+    parsed = parseOptions(argv);
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(parseArgsMessage(error), named);
   }
   const { values, positionals } = parsed;
-  const name = positionals[0] as string | undefined;
+  const name = positionals.at(0);
   const rest = positionals.slice(1);
-  const onlyFor = (command: string, allowed: string[]): void => {
-    const extra = Object.entries(values)
-      .filter(
-        ([option, value]) => (typeof value === 'string' || value) && !allowed.includes(option),
-      )
-      .map(([option]) => `--${option}`);
-    if (extra.length > 0) throw new UsageError(`${command} does not take ${extra.join(', ')}`);
+  if (name === undefined) throw new UsageError('a command is needed');
+  if (!isCommandName(name)) throw new UsageError(`unknown command "${name}"`);
+  const given = Object.entries(values)
+    .filter(([, value]) => typeof value === 'string' || value)
+    .map(([option]) => option);
+  const extra = given.filter((option) => !COMMANDS[name].options.includes(option));
+  if (extra.length > 0) {
+    throw new UsageError(`${name} does not take ${extra.map((o) => `--${o}`).join(', ')}`, name);
+  }
+  try {
+    return commandOf(name, values, rest);
+  } catch (error) {
+    // The helpers below do not know the command: name it, so its usage is the one shown.
+    if (error instanceof UsageError && !error.command) throw new UsageError(error.message, name);
+    throw error;
+  }
+}
+
+type Values = ReturnType<typeof parseOptions>['values'];
+
+function parseOptions(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      plan: { type: 'string' },
+      name: { type: 'string' },
+      'per-minute': { type: 'string' },
+      'per-day': { type: 'string' },
+      'expires-in': { type: 'string' },
+      'expires-at': { type: 'string' },
+      grace: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+}
+
+function commandOf(name: CommandName, values: Values, rest: string[]): Command {
+  const oneId = (): string => {
+    if (rest.length !== 1) throw new UsageError(`${name} takes exactly one key id`);
+    return rest[0];
   };
 
   switch (name) {
     case 'create': {
-      onlyFor('create', ['plan', 'name', 'per-minute', 'per-day', 'json']);
       if (rest.length > 0)
-        throw new UsageError(`create takes no arguments, got: ${rest.join(' ')}`);
+        throw new UsageError(`create takes no arguments, got: ${rest.join(' ')}`, name);
       const plan = values.plan;
-      if (plan === undefined) throw new UsageError('create needs --plan');
+      if (plan === undefined) throw new UsageError('create needs --plan', name);
       if (!isPlan(plan))
-        throw new UsageError(`--plan must be one of ${PLANS.join(', ')}; got "${plan}"`);
+        throw new UsageError(`--plan must be one of ${PLANS.join(', ')}; got "${plan}"`, name);
       const perMinute = values['per-minute'];
       const perDay = values['per-day'];
       const limits =
@@ -80,23 +179,108 @@ export function parseCommand(argv: string[]): Command {
         plan,
         label: values.name,
         limits: limits as RateLimits | undefined,
+        expiry: expiryOf(values['expires-in'], values['expires-at']),
         json: values.json,
       };
     }
     case 'list':
-      onlyFor('list', ['json']);
-      if (rest.length > 0) throw new UsageError(`list takes no arguments, got: ${rest.join(' ')}`);
+      if (rest.length > 0)
+        throw new UsageError(`list takes no arguments, got: ${rest.join(' ')}`, name);
       return { name, json: values.json };
+    case 'show':
+      return { name, id: oneId(), json: values.json };
+    case 'rotate':
+      return {
+        name,
+        id: oneId(),
+        graceMs:
+          values.grace === undefined ? DEFAULT_GRACE_MS : duration('--grace', values.grace, true),
+        expiry: expiryOf(values['expires-in'], values['expires-at']),
+        json: values.json,
+      };
     case 'revoke':
     case 'unban':
-      onlyFor(name, []);
-      if (rest.length !== 1) throw new UsageError(`${name} takes exactly one key id`);
-      return { name, id: rest[0] };
-    case undefined:
-      throw new UsageError('a command is needed');
-    default:
-      throw new UsageError(`unknown command "${name}"`);
+      return { name, id: oneId() };
   }
+}
+
+/** When a key made now with this expiry stops working. */
+export function expiryDate(expiry: Expiry, now = Date.now()): Date {
+  return 'at' in expiry ? expiry.at : new Date(now + expiry.inMs);
+}
+
+function isCommandName(value: string | undefined): value is CommandName {
+  return (COMMAND_NAMES as readonly (string | undefined)[]).includes(value);
+}
+
+/** Our words for `parseArgs`' errors, whose text speaks of its own internals. */
+function parseArgsMessage(error: unknown): string {
+  const { code, message } = error as { code?: string; message?: string };
+  const option = /'(-[^' ]*)/.exec(message ?? '')?.[1] ?? 'an option';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${option}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return `${option} needs a value`;
+    default:
+      return message ?? String(error);
+  }
+}
+
+function expiryOf(expiresIn?: string, expiresAt?: string): Expiry | undefined {
+  if (expiresIn !== undefined && expiresAt !== undefined) {
+    throw new UsageError('give --expires-in or --expires-at, not both');
+  }
+  if (expiresIn !== undefined) return { inMs: duration('--expires-in', expiresIn, false) };
+  if (expiresAt !== undefined) return { at: rfc3339('--expires-at', expiresAt) };
+  return undefined;
+}
+
+const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** Longer than any key should live; keeps every computed date valid. */
+const MAX_DURATION_MS = 36_500 * UNIT_MS.d;
+
+/** `90d`, `24h`, `15m`, `30s` (and `0` where zero is allowed). */
+export function duration(option: string, value: string, zeroAllowed: boolean): number {
+  const match = /^([0-9]+)([smhd])$/.exec(value) ?? (value === '0' ? ['0', '0', 's'] : null);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
+  if (!(ms <= MAX_DURATION_MS) || (ms === 0 && !zeroAllowed)) {
+    throw new UsageError(
+      `${option} must be a ${zeroAllowed ? '' : 'positive '}number followed by s, m, h or d (e.g. 90d, 24h); got "${value}"`,
+    );
+  }
+  return ms;
+}
+
+/** An RFC 3339 date-time with its offset (`Z` or `±hh:mm`), as a real calendar time. */
+export function rfc3339(option: string, value: string): Date {
+  const match =
+    /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/.exec(
+      value,
+    );
+  const invalid = new UsageError(
+    `${option} must be an RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z; got "${value}"`,
+  );
+  if (!match) throw invalid;
+  const [, y, mo, d, h, mi, s, , , sign, oh, om] = match;
+  const offsetMin = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
+  const wallClock = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s);
+  const at = new Date(Date.parse(value.replace(/[t ]/, 'T').replace(/z$/, 'Z')));
+  // Date.parse rolls 30 February over to March: the wall-clock fields must survive the trip.
+  const back = new Date(wallClock);
+  if (
+    Number.isNaN(at.getTime()) ||
+    back.getUTCFullYear() !== +y ||
+    back.getUTCMonth() !== +mo - 1 ||
+    back.getUTCDate() !== +d ||
+    +h > 23 ||
+    +mi > 59 ||
+    +s > 59 ||
+    Math.abs(wallClock - offsetMin * 60_000 - Math.floor(at.getTime() / 1000) * 1000) > 0
+  ) {
+    throw invalid;
+  }
+  return at;
 }
 
 /** A decimal count as given on the command line; anything else is NaN (refused as a limit). */

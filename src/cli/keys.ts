@@ -4,142 +4,114 @@
  * started for the duration of the command if not).
  */
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { ApiKeyStore, InvalidKeyRequestError, IssuedKey, KeySummary } from '../auth/api-key.store';
+import {
+  AmbiguousKeyIdError,
+  ApiKeyStore,
+  familyOf,
+  InvalidKeyRequestError,
+  KeyNotFoundError,
+} from '../auth/api-key.store';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
-import { dataSourceOptions } from '../database/data-source-options';
+import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
-import { limitsOf } from '../plans/plans';
-import { Command, parseCommand, USAGE, UsageError } from './keys-command';
+import { Command, expiryDate, parseCommand, USAGE, usageOf, UsageError } from './keys-command';
+import {
+  describeIssued,
+  describeKey,
+  describeRotation,
+  issuedJson,
+  keyJson,
+  keyTable,
+  rotationJson,
+} from './keys-output';
+import { relativeTime } from './relative-time';
 
-function describeIssued(key: IssuedKey): string {
-  return [
-    `Created ${key.plan} key ${key.id}${key.name ? ` (${key.name})` : ''}`,
-    `Limits: ${key.limits.perMinute} per minute, ${key.limits.perDay} per day`,
-    `Key (shown once, store it now): ${key.key}`,
-    '',
-  ].join('\n');
-}
+type StoreCommand = Exclude<Command, { name: 'help' | 'version' }>;
 
-function issuedJson(key: IssuedKey): string {
-  return JSON.stringify({
-    id: key.id,
-    key: key.key,
-    name: key.name,
-    prefix: key.prefix,
-    plan: key.plan,
-    perMinute: key.limits.perMinute,
-    perDay: key.limits.perDay,
-    createdAt: key.createdAt.toISOString(),
-  });
-}
+const print = (text: string): void => void process.stdout.write(text);
+const printJson = (value: unknown): void => print(`${JSON.stringify(value)}\n`);
 
-interface KeyListing {
-  id: string;
-  name: string | null;
-  prefix: string;
-  plan: string;
-  perMinute: number;
-  perDay: number;
-  createdAt: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-  bannedUntil: string | null;
-}
-
-function summaryJson(key: KeySummary): KeyListing {
-  const limits = limitsOf(key);
-  return {
-    id: key.id,
-    name: key.name,
-    prefix: key.prefix,
-    plan: key.plan,
-    perMinute: limits.perMinute,
-    perDay: limits.perDay,
-    createdAt: key.createdAt.toISOString(),
-    revokedAt: key.revokedAt?.toISOString() ?? null,
-    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
-    bannedUntil:
-      key.bannedUntil && key.bannedUntil > new Date() ? key.bannedUntil.toISOString() : null,
-  };
-}
-
-function table(keys: KeySummary[]): string {
-  if (keys.length === 0) return 'No keys. Create one with: npm run keys -- create --plan free\n';
-  const rows = keys.map((key) => {
-    const k = summaryJson(key);
-    return [
-      key.id,
-      key.name ?? '',
-      `${key.prefix}…`,
-      key.plan,
-      `${k.perMinute}/min ${k.perDay}/day`,
-      k.createdAt,
-      k.revokedAt ?? '',
-      k.bannedUntil ?? '',
-    ];
-  });
-  const header = ['ID', 'NAME', 'PREFIX', 'PLAN', 'LIMITS', 'CREATED', 'REVOKED', 'BANNED UNTIL'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return (
-    [header, ...rows]
-      .map((r) =>
-        r
-          .map((c, i) => c.padEnd(widths[i]))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
-}
-
-async function run(command: Command, store: ApiKeyStore): Promise<number> {
+async function run(command: StoreCommand, store: ApiKeyStore): Promise<number> {
   switch (command.name) {
     case 'create': {
       const issued = await store.issue({
         plan: command.plan,
         name: command.label,
         limits: command.limits,
+        expiresAt: command.expiry && expiryDate(command.expiry),
       });
-      process.stdout.write(command.json ? `${issuedJson(issued)}\n` : describeIssued(issued));
+      if (command.json) printJson(issuedJson(issued));
+      else print(describeIssued(issued));
       return 0;
     }
     case 'list': {
       const keys = await store.list();
-      process.stdout.write(
-        command.json ? `${JSON.stringify(keys.map(summaryJson))}\n` : table(keys),
+      if (command.json) printJson(keys.map((key) => keyJson(key)));
+      else print(keyTable(keys));
+      return 0;
+    }
+    case 'show': {
+      const key = await store.find(command.id);
+      if (command.json) printJson(keyJson(key));
+      else print(describeKey(key, await store.family(familyOf(key))));
+      return 0;
+    }
+    case 'rotate': {
+      const rotation = await store.rotate(
+        command.id,
+        command.graceMs,
+        command.expiry && expiryDate(command.expiry),
+      );
+      if (command.json) printJson(rotationJson(rotation));
+      else print(describeRotation(rotation));
+      return 0;
+    }
+    case 'revoke': {
+      const { key, alreadyRevoked } = await store.revoke(command.id);
+      const when = key.revokedAt ? ` ${relativeTime(key.revokedAt)}` : '';
+      print(
+        alreadyRevoked
+          ? `Key ${key.id} was already revoked${when}; nothing changed\n`
+          : `Revoked key ${key.id}: refused on every instance within 5 seconds\n`,
       );
       return 0;
     }
-    case 'revoke':
     case 'unban': {
-      const done = await (command.name === 'revoke'
-        ? store.revoke(command.id)
-        : store.unban(command.id));
-      if (!done) {
-        process.stderr.write(`No key with id ${command.id}\n`);
-        return 1;
-      }
-      process.stdout.write(
-        `${command.name === 'revoke' ? 'Revoked' : 'Unbanned'} key ${command.id}\n`,
+      const key = await store.unban(command.id);
+      print(
+        `Unbanned key ${key.id} and any key rotated from or to it: on every instance within 5 seconds\n`,
       );
       return 0;
     }
   }
 }
 
+/** This package's version, from the package.json two folders up (from src/cli or dist/cli). */
+function version(): string {
+  const manifest = readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8');
+  return (JSON.parse(manifest) as { version: string }).version;
+}
+
 async function main(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
   let command: Command;
   try {
     command = parseCommand(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`keys: ${error.message}\n\n${USAGE}`);
+    const usage = error.command ? usageOf(error.command) : USAGE;
+    process.stderr.write(`keys: ${error.message}\n\n${usage}`);
     return 2;
+  }
+  if (command.name === 'help') {
+    print(command.command ? usageOf(command.command) : USAGE);
+    return 0;
+  }
+  if (command.name === 'version') {
+    print(`${version()}\n`);
+    return 0;
   }
 
   const env = validateEnvironment(process.env);
@@ -151,11 +123,10 @@ async function main(argv: string[]): Promise<number> {
         })
       : undefined;
   const dataSource = new DataSource(
-    dataSourceOptions(env.DATABASE_URL ?? (embedded as EmbeddedDatabase).url, {
-      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
-      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
-      poolSize: 1,
-    }),
+    dataSourceOptions(
+      env.DATABASE_URL ?? (embedded as EmbeddedDatabase).url,
+      databaseSettingsOf(env),
+    ),
   );
   try {
     await dataSource.initialize();
@@ -176,6 +147,11 @@ main(process.argv.slice(2)).then(
     if (error instanceof InvalidEnvironmentError || error instanceof InvalidKeyRequestError) {
       process.stderr.write(`keys: ${error.message}\n`);
       process.exitCode = 2;
+      return;
+    }
+    if (error instanceof KeyNotFoundError || error instanceof AmbiguousKeyIdError) {
+      process.stderr.write(`keys: ${error.message}\n`);
+      process.exitCode = 1;
       return;
     }
     const message = error instanceof Error ? error.message : String(error);

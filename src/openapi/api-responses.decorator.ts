@@ -12,6 +12,8 @@ export interface DocumentedResponse {
   type?: Type | [Type];
   /** Error responses: the codes this status can carry (each becomes an example). */
   codes?: ErrorCode[];
+  /** Headers of this response beside those every response of its status carries. */
+  headers?: Record<string, HeaderObject>;
 }
 
 const integer = { type: 'integer' } as const;
@@ -52,7 +54,8 @@ const RETRY_AFTER: HeaderObject = {
 const WWW_AUTHENTICATE: HeaderObject = {
   description:
     'The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key ' +
-    'was presented but is not valid (RFC 6750).',
+    'was presented but is not valid (RFC 6750), and `error_description="The access token expired"` ' +
+    'added when that key has expired (or its rotation grace period has ended).',
   schema: { type: 'string' },
   required: true,
 };
@@ -108,8 +111,8 @@ export function ApiOperationResponses(
   return applyDecorators(
     ...Object.entries(all).map(([key, response]) => {
       const status = Number(key);
-      const headers = { ...RATE_LIMIT_HEADERS, ...HEADERS_BY_STATUS[status] };
       const { description, type, codes } = response;
+      const headers = { ...RATE_LIMIT_HEADERS, ...HEADERS_BY_STATUS[status], ...response.headers };
       if (codes) {
         return ApiResponse({
           status,

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { registeredErrorCodes } from '../common/errors/error-code';
+import { type ErrorCode, registeredErrorCodes } from '../common/errors/error-code';
 import { RouteTable } from '../common/http/route-table';
 import { versionPrefix } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
@@ -22,16 +22,18 @@ export const BEARER_SCHEME = 'bearer';
 export interface ApiDocumentInfo {
   title: string;
   version: string;
-  /** Built with the document, so that it can list what the running modules registered. */
-  description: () => string;
+  /**
+   * Built with the document, so that it can list the error codes of the running modules: those
+   * this version's operations document, and those no version's operations name (the router's,
+   * a module's that only throws them), but not codes only another version answers.
+   */
+  description: (codes: readonly ErrorCode[]) => string;
 }
 
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
-const V1_DESCRIPTION =
-  (): string => `Lists a store's customer orders and cancels those not yet shipped.
-
-## Authentication
+/** Authentication, plans and errors: the same in every version. */
+const commonSections = (codes: readonly ErrorCode[]): string => `## Authentication
 Every operation needs an API key, sent as a bearer token: \`Authorization: Bearer <API_KEY>\`
 (keys look like \`sk_\` followed by 43 base62 characters and are issued by the operator).
 A missing or invalid key is answered \`401 UNAUTHORIZED\` with a \`WWW-Authenticate\` challenge.
@@ -53,17 +55,42 @@ numbers. Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`
 
 ## Errors
 Every error is \`application/json\` with exactly \`{code, message, status}\`:
-${registeredErrorCodes()
-  .map((error) => `\`${error.code}\` (${error.status})`)
-  .join(', ')}.
+${codes.map((error) => `\`${error.code}\` (${error.status})`).join(', ')}.
 
 ## Additions to the specification
 - \`Order.status\` (\`pending\`, \`shipped\`, \`cancelled\`): without it a client cannot tell which
   orders can be cancelled.
 - int64 values (\`id\`, \`petId\`) are exact JSON integers over the whole int64 range: a
-  JavaScript client needs a big-integer-aware JSON parser for values beyond 2^53.
+  JavaScript client needs a big-integer-aware JSON parser for values beyond 2^53.`;
 
-Filtering and pagination of the list are planned for v2.`;
+const V1_DESCRIPTION = (
+  codes: readonly ErrorCode[],
+): string => `Lists a store's customer orders and cancels those not yet shipped.
+
+${commonSections(codes)}
+
+## Version 2
+Filtering and pagination of the list come with v2 (\`/openapi/v2.json\`), beside this version,
+which stays as it is. Every answer of \`listOrders\` names it:
+\`Link: </v2/store/orders>; rel="successor-version"\` (RFC 5829).`;
+
+const V2_DESCRIPTION = (
+  codes: readonly ErrorCode[],
+): string => `Lists a store's customer orders, filtered, sorted and one page at a time,
+and cancels those not yet shipped. Version 2 of the API; version 1 (\`/openapi/v1.json\`) stays
+as it was, and counts against the same rate-limit windows of a key.
+
+## Pages
+\`GET /store/orders\` answers \`{data, hasMore, nextCursor}\`. While \`hasMore\` is true, pass
+\`nextCursor\` as \`cursor\` with the same filters and sort (the limit may change) for the next
+page, or follow the response's \`Link: <…>; rel="next"\` (RFC 8288). Pages are found by keyset,
+never by offset: page 10,000 costs what page 1 costs. Walking all pages visits exactly once, in
+sort order, every order that matched throughout the walk and whose sort key did not change,
+whatever is placed, cancelled or shipped meanwhile. Cursors are opaque and do not expire; one
+reused with other filters or another sort, or altered, is \`400 INVALID_CURSOR\`. Parameters are
+strict: an unknown, repeated, empty or out-of-rule one is \`400 INVALID_QUERY\`, naming it.
+
+${commonSections(codes)}`;
 
 /**
  * The documents, by API version. Every version a controller is served under must have its entry
@@ -72,6 +99,7 @@ Filtering and pagination of the list are planned for v2.`;
  */
 export const API_DOCUMENTS: Readonly<Record<string, ApiDocumentInfo>> = {
   '1': { title: 'Petstore API', version: '1.0.0', description: V1_DESCRIPTION },
+  '2': { title: 'Petstore API', version: '2.0.0', description: V2_DESCRIPTION },
 };
 
 /**
@@ -90,7 +118,7 @@ export function createOpenApiDocuments(
   const discovery = app.get(DiscoveryService);
   const tagged = discovery.getControllers({ metadataKey: ApiTagDefinition.KEY });
 
-  return new Map(
+  const documents = new Map(
     versions.map((version) => {
       const info = API_DOCUMENTS[version] as ApiDocumentInfo | undefined;
       if (!info) {
@@ -98,10 +126,7 @@ export function createOpenApiDocuments(
           `Routes are served under ${versionPrefix(version)} but API_DOCUMENTS has no v${version} entry`,
         );
       }
-      const builder = new DocumentBuilder()
-        .setTitle(info.title)
-        .setVersion(info.version)
-        .setDescription(info.description());
+      const builder = new DocumentBuilder().setTitle(info.title).setVersion(info.version);
       const seen = new Set<string>();
       for (const wrapper of tagged) {
         const tag = discovery.getMetadataByDecorator(ApiTagDefinition, wrapper);
@@ -136,9 +161,54 @@ export function createOpenApiDocuments(
       ];
     }),
   );
+  describeErrorCodes(documents);
+  return documents;
 }
 
-/** The operations of one version, relative to its prefix, and the Error schema completed. */
+/** The codes of the error examples of a document's operations. */
+function documentedCodes(document: OpenAPIObject): Set<string> {
+  const codes = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item as Record<string, unknown>)) {
+      const responses = (operation as { responses?: Record<string, unknown> }).responses ?? {};
+      for (const response of Object.values(responses)) {
+        const content = (response as { content?: Record<string, { examples?: object }> }).content;
+        for (const media of Object.values(content ?? {})) {
+          for (const example of Object.values(media.examples ?? {})) {
+            const code = (example as { value?: { code?: unknown } }).value?.code;
+            if (typeof code === 'string') codes.add(code);
+          }
+        }
+      }
+    }
+  }
+  return codes;
+}
+
+/**
+ * Each document's description and Error schema list the registered codes, but not those that
+ * only other versions' operations answer (v1's document does not list v2's `INVALID_CURSOR`).
+ */
+function describeErrorCodes(documents: Map<string, OpenAPIObject>): void {
+  const documented = new Map([...documents].map(([v, doc]) => [v, documentedCodes(doc)]));
+  for (const [version, document] of documents) {
+    const own = documented.get(version) ?? new Set<string>();
+    const codes = registeredErrorCodes().filter(
+      ({ code }) => own.has(code) || ![...documented.values()].some((others) => others.has(code)),
+    );
+    document.info.description = API_DOCUMENTS[version].description(codes);
+    const errorSchema = document.components?.schemas?.Error;
+    const code = errorSchema && !('$ref' in errorSchema) ? errorSchema.properties?.code : undefined;
+    if (code && !('$ref' in code)) {
+      code.description = `Machine-readable error code: ${codes.map((e) => e.code).join(', ')}`;
+    }
+  }
+}
+
+/**
+ * The operations of one version, relative to its prefix, with only the schemas they use (another
+ * version's never show up here), and the Error schema completed.
+ */
 function versionDocument(document: OpenAPIObject, version: string): OpenAPIObject {
   const prefix = versionPrefix(version);
   document.paths = Object.fromEntries(
@@ -146,23 +216,46 @@ function versionDocument(document: OpenAPIObject, version: string): OpenAPIObjec
       .filter(([path]) => path.startsWith(`${prefix}/`))
       .map(([path, item]) => [path.slice(prefix.length), item]),
   );
+  pruneUnusedSchemas(document);
   const errorSchema = document.components?.schemas?.Error;
-  if (errorSchema && !('$ref' in errorSchema)) {
-    // The contract: an error body has exactly these three fields (no decorator says so).
-    errorSchema.additionalProperties = false;
-    const code = errorSchema.properties?.code;
-    if (code && !('$ref' in code)) {
-      const codes = registeredErrorCodes().map((error) => error.code);
-      code.description = `Machine-readable error code: ${codes.join(', ')}`;
-    }
-  }
+  // The contract: an error body has exactly these three fields (no decorator says so).
+  if (errorSchema && !('$ref' in errorSchema)) errorSchema.additionalProperties = false;
   return document;
 }
 
+/** Drops the schemas no operation of the document reaches, directly or through another schema. */
+function pruneUnusedSchemas(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas;
+  if (!schemas) return;
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      value.forEach(visit);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        const match =
+          key === '$ref' && typeof child === 'string'
+            ? /^#\/components\/schemas\/(.+)$/.exec(child)
+            : null;
+        if (match && !used.has(match[1])) {
+          used.add(match[1]);
+          visit(schemas[match[1]]);
+        } else {
+          visit(child);
+        }
+      }
+    }
+  };
+  visit(document.paths);
+  for (const name of Object.keys(schemas)) {
+    if (!used.has(name)) Reflect.deleteProperty(schemas, name);
+  }
+}
+
 /**
- * Serves each version's document at `/openapi/vN.json`, v1's also at `/openapi.json` with Swagger
- * UI at `/docs`, all public. Without PUBLIC_BASE_URL, the first server is this server itself, as
- * the client reached it, so that "Try it out" calls the right address locally (and behind a
+ * Serves each version's document at `/openapi/vN.json`, v1's also at `/openapi.json`, and Swagger
+ * UI at `/docs` offering them all, everything public. Without PUBLIC_BASE_URL, the first server is
+ * this server itself, as the client reached it, so that "Try it out" calls the right address locally (and behind a
  * proxy, with TRUST_PROXY).
  */
 export function setupOpenApi(app: INestApplication): void {
@@ -190,7 +283,16 @@ export function setupOpenApi(app: INestApplication): void {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
     raw: ['json'],
     customSiteTitle: 'Petstore API: Store Orders',
-    swaggerOptions: { displayOperationId: true, tryItOutEnabled: false },
+    // Every version's document, v1 first: "Select a definition" switches between them.
+    explorer: true,
+    swaggerOptions: {
+      displayOperationId: true,
+      tryItOutEnabled: false,
+      urls: [...documents.keys()].map((version) => ({
+        url: openApiVersionPath(version),
+        name: `v${version} (${API_DOCUMENTS[version].version})`,
+      })),
+    },
     patchDocumentOnRequest: (req: unknown, _res: unknown, doc: OpenAPIObject): OpenAPIObject =>
       forRequest(req as Request, doc, '1'),
   });

@@ -12,4 +12,12 @@ describe('versionedServerUrl', () => {
   ])('shows %s as %s', (configured, shown) => {
     expect(versionedServerUrl(configured)).toBe(shown);
   });
+
+  it.each([
+    ['https://api.example.com', 'https://api.example.com/v2'],
+    ['https://api.example.com/v1/', 'https://api.example.com/v2'],
+    ['https://api.example.com/v2', 'https://api.example.com/v2'],
+  ])('shows %s as %s in the v2 document', (configured, shown) => {
+    expect(versionedServerUrl(configured, '2')).toBe(shown);
+  });
 });

@@ -1,4 +1,4 @@
-import { Check, Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { OrderStatus } from './order-status';
 
 /**
@@ -7,6 +7,12 @@ import { OrderStatus } from './order-status';
  */
 @Entity({ name: 'orders' })
 @Check('CHK_orders_status', `"status" IN ('pending', 'shipped', 'cancelled')`)
+// The indexes of v2's pages: filter, sort key, id (migration AddOrderPageIndexes1763900000000).
+@Index('IDX_orders_status_id', ['status', 'id'])
+@Index('IDX_orders_pet_id_id', ['petId', 'id'])
+@Index('IDX_orders_complete_id', ['complete', 'id'])
+@Index('IDX_orders_ship_date_id', ['shipDate', 'id'])
+@Index('IDX_orders_status_ship_date_id', ['status', 'shipDate', 'id'])
 export class Order {
   @PrimaryGeneratedColumn('identity', {
     type: 'bigint',

@@ -12,4 +12,14 @@ export const OrderErrors = defineErrorCodes({
     status: HttpStatus.CONFLICT,
     message: 'The order cannot be cancelled because it has already shipped',
   },
+  /** v2's list: a query parameter unknown, repeated or out of its rules (the message names it). */
+  INVALID_QUERY: {
+    status: HttpStatus.BAD_REQUEST,
+    message: 'A query parameter is unknown, repeated or out of its rules',
+  },
+  /** v2's list: a cursor malformed, altered, or issued for other filters or another sort. */
+  INVALID_CURSOR: {
+    status: HttpStatus.BAD_REQUEST,
+    message: 'The cursor is malformed, or was issued for other filters or another sort',
+  },
 });

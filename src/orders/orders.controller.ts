@@ -1,20 +1,19 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam } from '@nestjs/swagger';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { CommonErrors } from '../common/errors/error-code';
 import { sendJsonStream } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
-import { OrderErrors } from './order.errors';
+import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
 import { OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
 import { ParseOrderIdPipe } from './parse-order-id.pipe';
 
-@ApiTag({
-  name: 'orders',
-  description: "Place and manage customer orders: list the store's orders, cancel one.",
-})
+/** v1's list has a successor (RFC 5829): the filtered, paged list of v2. */
+const SUCCESSOR_VERSION_LINK = '</v2/store/orders>; rel="successor-version"';
+
+@ApiTag(ORDERS_TAG)
 @Controller({ path: 'store/orders', version: '1' })
 export class OrdersController {
   constructor(
@@ -32,9 +31,22 @@ export class OrdersController {
       'cut off before its closing `]` is incomplete and must not be used.',
   })
   @ApiOperationResponses({
-    [HttpStatus.OK]: { description: 'Every order of the store.', type: [OrderSchema] },
+    [HttpStatus.OK]: {
+      description: 'Every order of the store.',
+      type: [OrderSchema],
+      headers: {
+        Link: {
+          description:
+            'The successor of this operation (RFC 5829): ' +
+            '`</v2/store/orders>; rel="successor-version"`, filtered and paged.',
+          schema: { type: 'string' },
+          required: true,
+        },
+      },
+    },
   })
   async listOrders(@Res() res: Response): Promise<void> {
+    res.setHeader('Link', SUCCESSOR_VERSION_LINK);
     sendJsonStream(res, await this.orders.listAsJson(), (err) =>
       this.logger.error({ err, reqId: res.req.id }, 'order list broken off mid-stream'),
     );
@@ -42,35 +54,7 @@ export class OrdersController {
 
   @Delete(':orderId')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiOperation({
-    operationId: 'cancelOrder',
-    summary: 'Cancel an order',
-    description:
-      'Cancels a pending order. Cancelling an order that is already cancelled succeeds and ' +
-      'changes nothing (DELETE is idempotent); a shipped order cannot be cancelled.',
-  })
-  @ApiParam({
-    name: 'orderId',
-    required: true,
-    description: 'The identifier of the order to cancel: a base-10 int64.',
-    schema: { type: 'integer', format: 'int64' },
-  })
-  @ApiOperationResponses({
-    [HttpStatus.NO_CONTENT]: { description: 'The order is cancelled (or already was).' },
-    [HttpStatus.BAD_REQUEST]: {
-      description:
-        '`orderId` is not a base-10 int64 (`INVALID_ORDER_ID`), or the request is malformed.',
-      codes: [OrderErrors.INVALID_ORDER_ID, CommonErrors.BAD_REQUEST],
-    },
-    [HttpStatus.NOT_FOUND]: {
-      description: 'No order with this id exists.',
-      codes: [OrderErrors.ORDER_NOT_FOUND],
-    },
-    [HttpStatus.CONFLICT]: {
-      description: 'The order has already shipped: it cannot be cancelled, and nothing changed.',
-      codes: [OrderErrors.ORDER_ALREADY_SHIPPED],
-    },
-  })
+  @ApiCancelOrder()
   cancelOrder(@Param('orderId', ParseOrderIdPipe) orderId: string): Promise<void> {
     return this.orders.cancel(orderId);
   }

@@ -2,16 +2,19 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
+import { OrderPagesService } from './order-pages.service';
 import { OrdersController } from './orders.controller';
+import { OrdersV2Controller } from './orders-v2.controller';
 import { OrdersService } from './orders.service';
 
 /**
- * Orders: list them, cancel one. Owns its entity (registered here), its migrations
- * (`migrations/`), its error codes (`order.errors.ts`) and its OpenAPI tag (on the controller).
+ * Orders: list them (v1: all at once; v2: filtered, sorted, paged), cancel one. Owns its entity
+ * (registered here), its migrations (`migrations/`), its error codes (`order.errors.ts`) and its
+ * OpenAPI tag (on the controllers).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Order])],
-  controllers: [OrdersController],
-  providers: [OrdersService, DemoOrdersSeeder],
+  controllers: [OrdersController, OrdersV2Controller],
+  providers: [OrdersService, OrderPagesService, DemoOrdersSeeder],
 })
 export class OrdersModule {}

@@ -1,5 +1,5 @@
 /** The columns of an `OrderRow` (order-json.ts), in its order. */
-const ORDER_COLUMNS = `id, pet_id, quantity,
+export const ORDER_COLUMNS = `id, pet_id, quantity,
          to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ship_date,
          complete, status`;
 

@@ -116,9 +116,9 @@ export class RateLimitService {
     const banMs = this.config.banSeconds * 1000;
     const until = new Date(Date.now() + banMs);
     if (key) {
-      await this.keys.ban(key.keyId, until);
-      // The cached key is this object: this instance sees the ban at once, others within the key
-      // cache's lifetime.
+      await this.keys.ban(key.familyId, until);
+      // The cached key is this object: this instance sees the ban at once, others (and the other
+      // keys of a rotation family) within the key cache's lifetime.
       key.bannedUntil = until;
     }
     this.metrics.keyBanned(key?.plan ?? 'anonymous');
@@ -172,9 +172,13 @@ export class RateLimitService {
   }
 }
 
-/** Whom a request counts against: its valid key, or without one, its client IP. */
+/**
+ * Whom a request counts against: its valid key's rotation family (a key and its replacement share
+ * one budget during the grace period: a rotation never doubles a limit), or without a valid key,
+ * its client IP. A key that was never rotated is its own family, with its own id.
+ */
 function trackerOf(req: Request): string {
-  return req.auth ? `key:${req.auth.keyId}` : `ip:${req.ip ?? 'unknown'}`;
+  return req.auth ? `key:${req.auth.familyId}` : `ip:${req.ip ?? 'unknown'}`;
 }
 
 /** The window that binds most: fewest requests remaining; on a tie, the one that resets later. */

@@ -39,6 +39,10 @@ class RedisLifecycle implements OnApplicationShutdown {
           connectTimeout: 2000,
           maxRetriesPerRequest: 0,
           retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+          // The commands of every request issued in one event-loop turn leave in one write (and
+          // their replies come back in one read): the rate limiter's round trip per request
+          // becomes one per turn.
+          enableAutoPipelining: true,
         });
         let down = false;
         redis.on('error', (err: Error) => {

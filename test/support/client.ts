@@ -16,7 +16,7 @@ export function expectErrorBody(
 }
 
 /**
- * Every response under /v1, errors included, says where its binding rate-limit window stands:
+ * Every response under /v1 and /v2, errors included, says where its binding rate-limit window stands:
  * integer limit and remaining, and a reset time in Unix seconds that is not in the past.
  */
 export function expectRateLimitHeaders(res: { headers: Record<string, string> }): void {
@@ -42,7 +42,7 @@ export function expectRateLimitHeaders(res: { headers: Record<string, string> })
 export function api(t: TestApp, key: string | null = t.key) {
   const send = (method: Method, path: string): Test => {
     const req = request(t.http)[method](path);
-    if (path.startsWith('/v1/')) req.expect(expectRateLimitHeaders);
+    if (/^\/v[12]\//.test(path)) req.expect(expectRateLimitHeaders);
     req.expect((res) => {
       t.contract.check(method, path, res);
     });

@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import request from 'supertest';
 import type { ServedRoute } from '../../src/common/http/route-table';
 import { versionPrefix } from '../../src/common/http/versioning';
 
@@ -24,4 +26,18 @@ export function expectEveryVersionedRouteDocumented(
     const operation = document?.paths[path]?.[route.method.toLowerCase()];
     expect({ where, documented: operation !== undefined }).toEqual({ where, documented: true });
   }
+}
+
+/** The document each version of the routes is served with, as served (`/openapi/vN.json`). */
+export async function servedVersionDocuments(
+  http: Server,
+  routes: readonly ServedRoute[],
+): Promise<Map<string, VersionDocument>> {
+  const versions = [...new Set(routes.flatMap((route) => route.version ?? []))];
+  const documents = new Map<string, VersionDocument>();
+  for (const version of versions) {
+    const res = await request(http).get(`/openapi/v${version}.json`);
+    if (res.status === 200) documents.set(version, res.body as VersionDocument);
+  }
+  return documents;
 }

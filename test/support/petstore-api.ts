@@ -124,6 +124,8 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
                     "X-Request-Id": string;
+                    /** @description The successor of this operation (RFC 5829): `</v2/store/orders>; rel="successor-version"`, filtered and paged. */
+                    Link: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -158,7 +160,7 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
                     "X-Request-Id": string;
-                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750). */
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -295,7 +297,7 @@ export interface operations {
                     "X-RateLimit-Reset": number;
                     /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
                     "X-Request-Id": string;
-                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750). */
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };

@@ -1,0 +1,189 @@
+/** What the `keys` tool prints: for people (tables, relative times) and for scripts (`--json`). */
+import { familyOf, IssuedKey, KeySummary, Rotation } from '../auth/api-key.store';
+import { limitsOf } from '../plans/plans';
+import { relativeTime } from './relative-time';
+
+/** Characters of a key id shown by `list`; any unique prefix of 4 or more is accepted back. */
+export const SHORT_ID_LENGTH = 8;
+
+export type KeyStatus = 'active' | 'revoked' | 'expired' | 'banned';
+
+/** One key in `list --json` and `show --json`: the fields scripts rely on, then the newer ones. */
+export interface KeyJson {
+  id: string;
+  name: string | null;
+  prefix: string;
+  plan: string;
+  perMinute: number;
+  perDay: number;
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  bannedUntil: string | null;
+  expiresAt: string | null;
+  familyId: string;
+  status: KeyStatus;
+}
+
+export function shortId(id: string): string {
+  return id.slice(0, SHORT_ID_LENGTH);
+}
+
+/** What the key is now: revoked, else expired, else banned, else active. */
+export function statusOf(key: KeySummary, now = Date.now()): KeyStatus {
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt && key.expiresAt.getTime() <= now) return 'expired';
+  if (key.bannedUntil && key.bannedUntil.getTime() > now) return 'banned';
+  return 'active';
+}
+
+export function keyJson(key: KeySummary, now = Date.now()): KeyJson {
+  const limits = limitsOf(key);
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    plan: key.plan,
+    perMinute: limits.perMinute,
+    perDay: limits.perDay,
+    createdAt: key.createdAt.toISOString(),
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    bannedUntil:
+      key.bannedUntil && key.bannedUntil.getTime() > now ? key.bannedUntil.toISOString() : null,
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+    familyId: familyOf(key),
+    status: statusOf(key, now),
+  };
+}
+
+export function issuedJson(key: IssuedKey): Record<string, unknown> {
+  return {
+    id: key.id,
+    key: key.key,
+    name: key.name,
+    prefix: key.prefix,
+    plan: key.plan,
+    perMinute: key.limits.perMinute,
+    perDay: key.limits.perDay,
+    createdAt: key.createdAt.toISOString(),
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+    familyId: key.familyId,
+  };
+}
+
+export function rotationJson({ issued, previous }: Rotation): Record<string, unknown> {
+  return {
+    ...issuedJson(issued),
+    rotated: { id: previous.id, expiresAt: previous.expiresAt?.toISOString() ?? null },
+  };
+}
+
+/** An absolute time and how far it is from now: `2026-11-23T12:00:00.000Z (3 minutes ago)`. */
+function when(at: Date, now: number): string {
+  return `${at.toISOString()} (${relativeTime(at, now)})`;
+}
+
+export function describeIssued(key: IssuedKey, now = Date.now()): string {
+  return [
+    `Created ${key.plan} key ${key.id}${key.name ? ` (${key.name})` : ''}`,
+    `Limits: ${key.limits.perMinute} per minute, ${key.limits.perDay} per day`,
+    `Expires: ${key.expiresAt ? when(key.expiresAt, now) : 'never'}`,
+    `Key (shown once, store it now): ${key.key}`,
+    '',
+  ].join('\n');
+}
+
+export function describeRotation({ issued, previous }: Rotation, now = Date.now()): string {
+  const end = previous.expiresAt ?? new Date(now);
+  const grace =
+    end.getTime() > now
+      ? `keeps working until ${when(end, now)}, then is refused as expired`
+      : 'is refused from now on';
+  return [
+    `Rotated key ${previous.id}${issued.name ? ` (${issued.name})` : ''}: the old key ${grace}.`,
+    'Both share one rate-limit budget and one ban meanwhile.',
+    `New ${issued.plan} key ${issued.id}`,
+    `Limits: ${issued.limits.perMinute} per minute, ${issued.limits.perDay} per day`,
+    `Expires: ${issued.expiresAt ? when(issued.expiresAt, now) : 'never'}`,
+    `Key (shown once, store it now): ${issued.key}`,
+    '',
+  ].join('\n');
+}
+
+/** `list` for people: short ids, relative times, one line per key. */
+export function keyTable(keys: KeySummary[], now = Date.now()): string {
+  if (keys.length === 0) return 'No keys. Create one with: npm run keys -- create --plan free\n';
+  const rows = keys.map((key) => {
+    const k = keyJson(key, now);
+    return [
+      shortId(key.id),
+      key.name ?? '',
+      `${key.prefix}…`,
+      key.plan,
+      `${k.perMinute}/min ${k.perDay}/day`,
+      statusCell(key, now),
+      relativeTime(key.createdAt, now),
+      key.lastUsedAt ? relativeTime(key.lastUsedAt, now) : 'never',
+      key.expiresAt ? relativeTime(key.expiresAt, now) : 'never',
+    ];
+  });
+  const header = [
+    'ID',
+    'NAME',
+    'PREFIX',
+    'PLAN',
+    'LIMITS',
+    'STATUS',
+    'CREATED',
+    'LAST USED',
+    'EXPIRES',
+  ];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  return (
+    [header, ...rows]
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
+}
+
+function statusCell(key: KeySummary, now: number): string {
+  const status = statusOf(key, now);
+  return status === 'banned' && key.bannedUntil
+    ? `banned, ends ${relativeTime(key.bannedUntil, now)}`
+    : status;
+}
+
+/** `show` for people: every field, then the other keys of its rotation family (`keys rotate`). */
+export function describeKey(key: KeySummary, family: KeySummary[], now = Date.now()): string {
+  const limits = limitsOf(key);
+  const lines: [string, string][] = [
+    ['ID', key.id],
+    ['Name', key.name ?? ''],
+    ['Prefix', `${key.prefix}…`],
+    ['Plan', `${key.plan} (${limits.perMinute} per minute, ${limits.perDay} per day)`],
+    ['Status', statusCell(key, now)],
+    ['Created', when(key.createdAt, now)],
+    ['Last used', key.lastUsedAt ? when(key.lastUsedAt, now) : 'never'],
+    ['Expires', key.expiresAt ? when(key.expiresAt, now) : 'never'],
+  ];
+  if (key.revokedAt) lines.push(['Revoked', when(key.revokedAt, now)]);
+  if (key.bannedUntil && key.bannedUntil.getTime() > now) {
+    lines.push(['Banned until', when(key.bannedUntil, now)]);
+  }
+  const others = family.filter((k) => k.id !== key.id);
+  for (const other of others) {
+    const relation = other.createdAt < key.createdAt ? 'Earlier key' : 'Later key';
+    const expires = other.expiresAt ? `, expires ${relativeTime(other.expiresAt, now)}` : '';
+    lines.push([relation, `${shortId(other.id)} (${statusOf(other, now)}${expires})`]);
+  }
+  const width = Math.max(...lines.map(([label]) => label.length));
+  return (
+    lines.map(([label, value]) => `${label.padEnd(width)}  ${value}`.trimEnd()).join('\n') + '\n'
+  );
+}

@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { ApiException } from '../common/errors/api.exception';
+import { OrderErrors } from './order.errors';
+import { parseInt64 } from '../common/int64';
+import type { OrderFilter, OrderSort } from './order-page-query';
+
+/**
+ * Where a page ended: the last order's sort key. `shipDate` only in the shipDate sorts: the
+ * exact instant (microseconds, canonical UTC form) or null for an order without one.
+ */
+export interface OrderPosition {
+  id: string;
+  shipDate?: string | null;
+}
+
+const VERSION = 1;
+/** The exact ship date a cursor carries, as orders-page.sql.ts selects it. */
+const SHIP_DATE = /^\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+const digest = (text: string): string =>
+  createHash('sha256').update(text).digest().subarray(0, 12).toString('base64url');
+
+/**
+ * What a cursor is bound to: the filters (in canonical form, so `status=shipped,pending` and
+ * `status=pending,shipped` are the same) and the sort. Not the limit, which may change per page.
+ */
+function bindingOf(filter: OrderFilter, sort: OrderSort): string {
+  return digest(
+    JSON.stringify([
+      sort,
+      filter.statuses ?? null,
+      filter.petId ?? null,
+      filter.complete ?? null,
+      filter.shipDateFrom ?? null,
+      filter.shipDateTo ?? null,
+    ]),
+  );
+}
+
+const isShipDateSort = (sort: OrderSort): boolean => sort === 'shipDate' || sort === '-shipDate';
+
+/**
+ * The cursor of the page after `position`: base64url of `[version, binding, id, shipDate?, check]`.
+ * The id is a string, so it stays exact over the whole int64 range. The check (a digest of the
+ * rest) makes any alteration evident; it is not a secret: a cursor only says where a page ended,
+ * and every order it could point at is visible to every key anyway.
+ */
+export function encodeCursor(
+  filter: OrderFilter,
+  sort: OrderSort,
+  position: OrderPosition,
+): string {
+  const payload: unknown[] = [VERSION, bindingOf(filter, sort), position.id];
+  if (isShipDateSort(sort)) payload.push(position.shipDate ?? null);
+  const check = digest(JSON.stringify(payload));
+  return Buffer.from(JSON.stringify([...payload, check])).toString('base64url');
+}
+
+const invalidCursor = (message: string): ApiException =>
+  new ApiException(OrderErrors.INVALID_CURSOR, message);
+
+/**
+ * The position a cursor names, for the filters and sort of this request. A cursor that is not one
+ * this service wrote, or was altered, or was issued for other filters or another sort, is 400
+ * `INVALID_CURSOR`.
+ */
+export function decodeCursor(cursor: string, filter: OrderFilter, sort: OrderSort): OrderPosition {
+  const malformed = invalidCursor(
+    'cursor is malformed or altered: pass the nextCursor of the previous page unchanged',
+  );
+  const bytes = Buffer.from(cursor, 'base64url');
+  // Node's decoder skips characters outside the alphabet and ignores stray bits: only a cursor
+  // that encodes back to itself is one we wrote.
+  if (bytes.toString('base64url') !== cursor) throw malformed;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw malformed;
+  }
+  if (!Array.isArray(parsed) || parsed.length < 2) throw malformed;
+  const check: unknown = parsed[parsed.length - 1];
+  const payload: unknown[] = parsed.slice(0, -1);
+  if (typeof check !== 'string' || check !== digest(JSON.stringify(payload))) throw malformed;
+
+  const [version, binding, id, shipDate] = payload;
+  if (version !== VERSION) throw malformed;
+  if (binding !== bindingOf(filter, sort) || payload.length !== (isShipDateSort(sort) ? 4 : 3)) {
+    throw invalidCursor(
+      'cursor was issued for other filters or another sort: keep every parameter but limit ' +
+        'as it was on the first page',
+    );
+  }
+  if (typeof id !== 'string' || parseInt64(id) !== id) throw malformed;
+  if (!isShipDateSort(sort)) return { id };
+  if (shipDate !== null && (typeof shipDate !== 'string' || !SHIP_DATE.test(shipDate))) {
+    throw malformed;
+  }
+  return { id, shipDate };
+}

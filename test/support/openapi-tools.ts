@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+const ROOT = join(__dirname, '../..');
+
+/** Runs `work` with the document written to a file in a fresh temporary directory. */
+async function withDocumentFile<T>(
+  document: unknown,
+  work: (file: string, dir: string) => Promise<T>,
+): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(document));
+    return await work(file, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `redocly lint` of the document with the repository's redocly.yaml: its JSON report. */
+export function lintWithRedocly(
+  document: unknown,
+): Promise<{ totals: object; problems: unknown[] }> {
+  return withDocumentFile(document, async (file) => {
+    const { stdout } = await exec(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'),
+        'lint',
+        file,
+        '--config',
+        join(ROOT, 'redocly.yaml'),
+        '--format',
+        'json',
+      ],
+      { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+    );
+    return JSON.parse(stdout) as { totals: object; problems: unknown[] };
+  });
+}
+
+/** The TypeScript types openapi-typescript generates from the document. */
+export function generateClientTypes(document: unknown): Promise<string> {
+  return withDocumentFile(document, async (file, dir) => {
+    const out = join(dir, 'client.ts');
+    await exec(process.execPath, [
+      join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'),
+      file,
+      '-o',
+      out,
+    ]);
+    return readFileSync(out, 'utf8');
+  });
+}
+
+/** What ordersClientDocument reads of a document. */
+interface ClientDocument {
+  info: { description?: string };
+  tags?: { name: string }[];
+  paths: Record<string, Record<string, { tags: string[] }>>;
+  components: { schemas: Record<string, { properties?: Record<string, object> }> };
+}
+
+/**
+ * The document narrowed to the orders operations: the client of this API's orders, which another
+ * module added to the service neither changes nor needs regenerated.
+ */
+export function ordersClientDocument<D extends ClientDocument>(doc: D): D {
+  const paths = Object.fromEntries(
+    Object.entries(doc.paths).filter(([, item]) =>
+      Object.values(item).some((operation) => operation.tags.includes('orders')),
+    ),
+  );
+  const schemas = structuredClone(doc.components.schemas);
+  // The list of every registered code grows with each module; the served document has it.
+  const { properties } = schemas.Error;
+  if (properties) properties.code = { type: 'string', example: 'ORDER_NOT_FOUND' };
+  return {
+    ...doc,
+    info: { ...doc.info, description: undefined },
+    tags: doc.tags?.filter((tag) => tag.name === 'orders'),
+    paths,
+    components: { ...doc.components, schemas },
+  };
+}
