@@ -11,8 +11,8 @@ const ROOT = join(__dirname, '..');
 const run = promisify(execFile);
 
 /**
- * Production node_modules stay under 100 MB (README, "Docker"): about 86 MB today, not counting
- * OpenTelemetry's SDK and instrumentations (tracing, README "Tracing"), which are bounded on their
+ * Production node_modules stay under 100 MB (docs/deploying.md, "Docker"): about 86 MB today, not counting
+ * OpenTelemetry's SDK and instrumentations (tracing, docs/operating.md "Tracing"), which are bounded on their
  * own: about 29 MB, of which 10 MB are `@opentelemetry/semantic-conventions`.
  */
 const SIZE_LIMIT_BYTES = 100_000_000;
