@@ -1,6 +1,8 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
+import { answerClientErrors } from './common/http/client-errors';
 import { compressResponses } from './common/http/compression';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
@@ -49,12 +51,25 @@ export function trustProxySetting(value: string): boolean | number | string {
 }
 
 /**
+ * The Express application Nest serves on, for `NestFactory.create`. Paths are case-sensitive (RFC
+ * 3986, contract §3): `/V1/store/orders` is no alias of `/v1/store/orders`. Express's router reads
+ * that setting once, when it is created, and Nest's adapter creates it in its constructor: so the
+ * setting is made here, before the adapter exists.
+ */
+export function createHttpAdapter(): ExpressAdapter {
+  const instance = express();
+  instance.set('case sensitive routing', true);
+  return new ExpressAdapter(instance);
+}
+
+/**
  * Everything about the HTTP application that is not a module: shared by `main.ts` and the
  * end-to-end tests, so the tests run the application exactly as it is served.
  */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const config = app.get(AppConfig);
   app.useLogger(app.get(Logger));
+  answerClientErrors(app.getHttpServer(), config.serverTimeouts, app.get(ROOT_LOGGER));
   app.disable('x-powered-by');
   // First, so that every response has an id, every request is timed and logged and every
   // response gets the headers, errors included.

@@ -7,7 +7,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
-import { configureApp } from './app.setup';
+import { configureApp, createHttpAdapter } from './app.setup';
 import { AppConfig } from './config/app-config';
 import {
   EnvironmentVariables,
@@ -64,6 +64,7 @@ async function bootstrap(): Promise<void> {
       runMigrations: embedded !== undefined,
       seedDemoData: embedded !== undefined,
     }),
+    createHttpAdapter(),
     { bufferLogs: true, bodyParser: false },
   );
   configureApp(app);

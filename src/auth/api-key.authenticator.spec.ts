@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { PinoLogger } from 'nestjs-pino';
-import { generateApiKey } from './api-key';
+import { generateApiKey, hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { ActiveKey, ApiKeyStore } from './api-key.store';
 
@@ -28,7 +28,10 @@ function pendingStore() {
 }
 
 const requestWith = (token: string): Request =>
-  ({ headers: { authorization: `Bearer ${token}` } }) as Request;
+  ({
+    headers: { authorization: `Bearer ${token}` },
+    rawHeaders: ['Host', 'localhost', 'Authorization', `Bearer ${token}`],
+  }) as Request;
 
 describe('ApiKeyAuthenticator', () => {
   const logger = { warn: jest.fn() } as unknown as PinoLogger;
@@ -70,6 +73,60 @@ describe('ApiKeyAuthenticator', () => {
     waiting[1].resolve(undefined);
     expect(await answer).toBeUndefined();
     expect(retry.authFailure).toBe('invalid');
+  });
+
+  it('keeps valid keys cached while a flood of unknown keys comes and goes', async () => {
+    const valid = generateApiKey();
+    const store = {
+      findActive: jest.fn((hash: string) =>
+        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
+      ),
+      touch: jest.fn(() => Promise.resolve()),
+    };
+    // The caches' clock stands still: what is tested is eviction, not the 5 s lifetime (60,000
+    // lookups can take longer than that on a loaded machine).
+    const clock = jest.spyOn(performance, 'now').mockReturnValue(performance.now());
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    await authenticator.authenticate(requestWith(valid));
+    // More unknown keys than either cache holds.
+    for (let i = 0; i < 60_000; i++) await authenticator.authenticate(requestWith(`sk_${i}`));
+
+    const later = requestWith(valid);
+    expect(authenticator.authenticateFromCache(later)).toBeUndefined();
+    expect(later.auth).toBe(KEY);
+    expect(store.findActive).toHaveBeenCalledTimes(60_001);
+    clock.mockRestore();
+  });
+
+  it('refuses more than one Authorization header, whatever they say, without a lookup', () => {
+    const store = { findActive: jest.fn(), touch: jest.fn() };
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const key = generateApiKey();
+    const req = {
+      headers: { authorization: `Bearer ${key}` },
+      rawHeaders: ['authorization', `Bearer ${key}`, 'AUTHORIZATION', 'Bearer other'],
+    } as Request;
+    expect(authenticator.authenticateFromCache(req)).toBeUndefined();
+    expect(req.authFailure).toBe('ambiguous');
+    expect(req.auth).toBeUndefined();
+    expect(store.findActive).not.toHaveBeenCalled();
+  });
+
+  it('remembers which keys were found valid, and only those', async () => {
+    const valid = generateApiKey();
+    const store = {
+      findActive: jest.fn((hash: string) =>
+        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
+      ),
+      touch: jest.fn(() => Promise.resolve()),
+    };
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const unknown = generateApiKey();
+    expect(authenticator.isKnownKey(hashApiKey(valid))).toBe(false);
+    await authenticator.authenticate(requestWith(valid));
+    await authenticator.authenticate(requestWith(unknown));
+    expect(authenticator.isKnownKey(hashApiKey(valid))).toBe(true);
+    expect(authenticator.isKnownKey(hashApiKey(unknown))).toBe(false);
   });
 
   describe('with a clock', () => {

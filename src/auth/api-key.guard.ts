@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api.exception';
+import { CommonErrors } from '../common/errors/error-code';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthErrors } from './auth.errors';
 import { isPublic } from './public.decorator';
@@ -13,6 +14,7 @@ const CHALLENGES: Record<NonNullable<Request['authFailure']>, string> = {
   unavailable: WWW_AUTHENTICATE,
   invalid: `${WWW_AUTHENTICATE}, error="invalid_token"`,
   expired: `${WWW_AUTHENTICATE}, error="invalid_token", error_description="The access token expired"`,
+  ambiguous: `${WWW_AUTHENTICATE}, error="invalid_request"`,
 };
 
 /**
@@ -24,9 +26,18 @@ export function unauthorized(req: Request): ApiException {
   return new ApiException(AuthErrors.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
 }
 
+/** More than one Authorization header: 400 (RFC 6750 §3.1), never a guess at which one counts. */
+export function ambiguousCredentials(): ApiException {
+  return new ApiException(CommonErrors.BAD_REQUEST, 'Send exactly one Authorization header', {
+    'WWW-Authenticate': CHALLENGES.ambiguous,
+  });
+}
+
 /**
- * First of the global guard chain: resolves the request's key (`req.auth`) without rejecting it,
- * so the rate limiter that runs next can count a request with a bad key too.
+ * First of the global guard chain: decides the request's key (`req.auth`) from the header and the
+ * key cache, without rejecting it and without the database: a key seen in the last seconds (nearly
+ * every request) is decided here, with no promise. A key not in the cache is left to the rate
+ * limiter that runs next, which looks it up within the client IP's budget of unknown keys.
  */
 @Injectable()
 export class AuthenticateGuard implements CanActivate {
@@ -35,24 +46,33 @@ export class AuthenticateGuard implements CanActivate {
     private readonly authenticator: ApiKeyAuthenticator,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean {
     if (isPublic(this.reflector, context)) return true;
-    const req = context.switchToHttp().getRequest<Request>();
-    // A key seen in the last seconds (nearly every request) is decided without a promise.
-    if (this.authenticator.authenticateFromCache(req) === undefined) return true;
-    return this.authenticator.authenticate(req).then(() => true);
+    this.authenticator.authenticateFromCache(context.switchToHttp().getRequest<Request>());
+    return true;
   }
 }
 
 /** Last of the global guard chain: a route that is not `@Public()` needs a valid key. */
 @Injectable()
 export class RequireApiKeyGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: ApiKeyAuthenticator,
+  ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublic(this.reflector, context)) return true;
     const req = context.switchToHttp().getRequest<Request>();
-    if (!req.auth) throw unauthorized(req);
-    return true;
+    // Undecided only on a route that skipped the rate limiter: then it is looked up here.
+    if (!req.auth && !req.authFailure)
+      return this.authenticator.authenticate(req).then(() => requireKey(req));
+    return requireKey(req);
   }
+}
+
+function requireKey(req: Request): true {
+  if (req.auth) return true;
+  if (req.authFailure === 'ambiguous') throw ambiguousCredentials();
+  throw unauthorized(req);
 }

@@ -1,11 +1,12 @@
 import type { ActiveKey } from './api-key.store';
 
 /**
+/**
  * Why a request has no valid key: none was sent, the one sent is not valid, it has expired (or
- * its rotation grace period has ended), or it could not be checked (the database is unavailable;
- * the request is answered 503).
+ * its rotation grace period has ended), more than one Authorization header was sent (answered
+ * 400), or it could not be checked (the database is unavailable; the request is answered 503).
  */
-export type AuthFailure = 'missing' | 'invalid' | 'expired' | 'unavailable';
+export type AuthFailure = 'missing' | 'invalid' | 'expired' | 'ambiguous' | 'unavailable';
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import type { ServerTimeouts } from '../common/http/client-errors';
 import { EnvironmentVariables, LogLevel } from './environment';
 
 export interface ShutdownSettings {
@@ -64,6 +65,14 @@ export class AppConfig {
     return {
       drainDelayMs: this.config.get('SHUTDOWN_DRAIN_DELAY_MS', { infer: true }),
       timeoutMs: this.config.get('SHUTDOWN_TIMEOUT_MS', { infer: true }),
+    };
+  }
+
+  get serverTimeouts(): ServerTimeouts {
+    return {
+      headersMs: this.config.get('HTTP_HEADERS_TIMEOUT_MS', { infer: true }),
+      requestMs: this.config.get('HTTP_REQUEST_TIMEOUT_MS', { infer: true }),
+      keepAliveMs: this.config.get('HTTP_KEEP_ALIVE_TIMEOUT_MS', { infer: true }),
     };
   }
 

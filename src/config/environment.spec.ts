@@ -19,6 +19,9 @@ describe('validateEnvironment', () => {
       LOG_LEVEL: 'info',
       COMPRESSION: 'on',
       DATABASE_URL: undefined,
+      HTTP_HEADERS_TIMEOUT_MS: 10000,
+      HTTP_REQUEST_TIMEOUT_MS: 30000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 5000,
     });
   });
 
@@ -58,6 +61,13 @@ describe('validateEnvironment', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
+    [{ HTTP_HEADERS_TIMEOUT_MS: '10' }, 'HTTP_HEADERS_TIMEOUT_MS'],
+    [{ HTTP_REQUEST_TIMEOUT_MS: 'soon' }, 'HTTP_REQUEST_TIMEOUT_MS'],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: '-5' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'],
+    [
+      { HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '15000' },
+      'HTTP_REQUEST_TIMEOUT_MS',
+    ],
   ])('refuses %j with a message naming %s', (env, name) => {
     expect(problemsOf(env)).toContain(name);
   });

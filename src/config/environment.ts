@@ -138,6 +138,24 @@ export class EnvironmentVariables {
   @IsInt({ message: 'SHUTDOWN_TIMEOUT_MS must be an integer of at least 1000' })
   @Min(1000, { message: 'SHUTDOWN_TIMEOUT_MS must be an integer of at least 1000' })
   SHUTDOWN_TIMEOUT_MS: number = 25000;
+
+  /** Time a client has to send a request's headers; past it the request is answered 408. */
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer of at least 1000' })
+  @Min(1000, { message: 'HTTP_HEADERS_TIMEOUT_MS must be an integer of at least 1000' })
+  HTTP_HEADERS_TIMEOUT_MS: number = 10000;
+
+  /** Time a client has to send a whole request, body included; past it, 408. */
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer of at least 1000' })
+  @Min(1000, { message: 'HTTP_REQUEST_TIMEOUT_MS must be an integer of at least 1000' })
+  HTTP_REQUEST_TIMEOUT_MS: number = 30000;
+
+  /** How long an idle keep-alive connection is kept open. */
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be a non-negative integer' })
+  @Min(0, { message: 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be a non-negative integer' })
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 5000;
 }
 
 export class InvalidEnvironmentError extends Error {
@@ -168,6 +186,9 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'METRICS_PORT',
   'SHUTDOWN_DRAIN_DELAY_MS',
   'SHUTDOWN_TIMEOUT_MS',
+  'HTTP_HEADERS_TIMEOUT_MS',
+  'HTTP_REQUEST_TIMEOUT_MS',
+  'HTTP_KEEP_ALIVE_TIMEOUT_MS',
 ] as const satisfies readonly (keyof EnvironmentVariables)[];
 
 /** Only the service's own variables; empty strings count as unset, as in most deployment tools. */
@@ -189,6 +210,12 @@ export function validateEnvironment(env: Record<string, unknown>): EnvironmentVa
         : [`${e.property} is invalid`],
     );
     throw new InvalidEnvironmentError(problems);
+  }
+  // The headers are part of the request: Node checks both from the request's first byte.
+  if (config.HTTP_REQUEST_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {
+    throw new InvalidEnvironmentError([
+      'HTTP_REQUEST_TIMEOUT_MS must be at least HTTP_HEADERS_TIMEOUT_MS',
+    ]);
   }
   return config;
 }

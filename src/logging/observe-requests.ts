@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { routeOf } from '../common/http/route-of';
 import type { MetricsService } from '../metrics/metrics.service';
+import { redactUrl } from './redact-url';
 import { requestId } from './request-id';
 
 /**
@@ -41,7 +42,7 @@ export function observeRequests(metrics: MetricsService, log: Logger) {
           req: {
             id,
             method: req.method,
-            url: req.originalUrl,
+            url: redactUrl(req.originalUrl),
             remoteAddress: req.socket.remoteAddress,
           },
           res: { statusCode: res.statusCode },

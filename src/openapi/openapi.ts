@@ -8,7 +8,7 @@ import { versionPrefix } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
 import { PLAN_LIMITS } from '../plans/plans';
 import { ApiTagDefinition } from './api-tag.decorator';
-import { versionedServerUrl } from './server-url';
+import { selfServerUrl, versionedServerUrl } from './server-url';
 
 /** The v1 document, as it has always been served, and Swagger UI on it. */
 export const OPENAPI_JSON_PATH = '/openapi.json';
@@ -261,11 +261,19 @@ function pruneUnusedSchemas(document: OpenAPIObject): void {
 export function setupOpenApi(app: INestApplication): void {
   const config = app.get(AppConfig);
   const documents = createOpenApiDocuments(app, config);
-  const forRequest = (req: Request, doc: OpenAPIObject, version: string): OpenAPIObject => {
+  // Under TRUST_PROXY, Express reads the scheme from X-Forwarded-Proto.
+  const dependsOn = config.trustProxy === undefined ? 'Host' : 'Host, X-Forwarded-Proto';
+  const forRequest = (
+    req: Request,
+    res: Response,
+    doc: OpenAPIObject,
+    version: string,
+  ): OpenAPIObject => {
     if (config.publicBaseUrl !== undefined) return doc;
-    const host = req.get('host') ?? 'localhost';
+    // The document differs by these request headers: a cache must not serve one for another.
+    res.vary(dependsOn);
     const self = {
-      url: versionedServerUrl(`${req.protocol}://${host}`, version),
+      url: selfServerUrl(req.protocol, req.get('host'), version),
       description: 'This server',
     };
     return { ...doc, servers: [self, ...(doc.servers ?? [])] };
@@ -274,7 +282,7 @@ export function setupOpenApi(app: INestApplication): void {
   const http = app.getHttpAdapter();
   for (const [version, document] of documents) {
     http.get(openApiVersionPath(version), (req: Request, res: Response) => {
-      res.json(forRequest(req, document, version));
+      res.json(forRequest(req, res, document, version));
     });
   }
   const v1 = documents.get('1');
@@ -293,7 +301,7 @@ export function setupOpenApi(app: INestApplication): void {
         name: `v${version} (${API_DOCUMENTS[version].version})`,
       })),
     },
-    patchDocumentOnRequest: (req: unknown, _res: unknown, doc: OpenAPIObject): OpenAPIObject =>
-      forRequest(req as Request, doc, '1'),
+    patchDocumentOnRequest: (req: unknown, res: unknown, doc: OpenAPIObject): OpenAPIObject =>
+      forRequest(req as Request, res as Response, doc, '1'),
   });
 }

@@ -29,9 +29,17 @@ export class PlanThrottlerGuard implements CanActivate {
     this.throttlers = Array.isArray(options) ? options : options.throttlers;
   }
 
-  /** Synchronous while the limits and the storage are: no promise on the path of every request. */
+  /** Synchronous while the key is cached and the storage is: no promise on every request. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublic(this.reflector, context)) return true;
+    // The limits depend on the key: decide it first (a lookup only within the IP's budget).
+    const decided = this.rateLimit.authenticate(context.switchToHttp().getRequest<Request>());
+    return decided instanceof Promise
+      ? decided.then(() => this.count(context))
+      : this.count(context);
+  }
+
+  private count(context: ExecutionContext): boolean | Promise<boolean> {
     const windows: WindowSpec[] = [];
     let pending: Promise<void>[] | undefined;
     for (const throttler of this.throttlers) {

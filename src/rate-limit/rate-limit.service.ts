@@ -8,6 +8,7 @@ import { ApiException } from '../common/errors/api.exception';
 import { isVersionedPath } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
+import { clientAddressOf } from './client-address';
 import {
   BanPolicy,
   HitResult,
@@ -46,6 +47,38 @@ export class RateLimitService {
   ) {
     this.keyBan = { after: config.banAfter, storeForMs: 0 };
     this.ipBan = { after: config.banAfter, storeForMs: config.banSeconds * 1000 };
+  }
+
+  /**
+   * Decides the request's key (`req.auth` or `req.authFailure`), the database step included. Each
+   * lookup that finds no key costs the client IP one unit of a budget of its own, with the
+   * anonymous limits (60 a minute, 1,000 a day); past it, a key this instance has never found
+   * valid is refused unchecked (and counted against the IP like any bad key). So a flood of
+   * made-up keys costs at most that budget in lookups, even from a banned IP, while the IP's own
+   * 429s or ban, a database outage and real keys spend none of it. Synchronous for a cached key.
+   */
+  authenticate(req: Request): void | Promise<void> {
+    const keyHash = this.authenticator.authenticateFromCache(req);
+    if (keyHash === undefined) return;
+    if (this.authenticator.isKnownKey(keyHash)) return this.lookUp(req, keyHash);
+    // Without a valid key yet, the windows are the anonymous ones.
+    const tracker = `lookup:${clientAddressOf(req)}`;
+    const windows = windowsFor(req);
+    const decide = (states: WindowState[]): void | Promise<void> => {
+      if (states.some((w) => w.count >= w.limit)) {
+        this.authenticator.refuseUnchecked(req);
+        return;
+      }
+      return this.lookUp(req, keyHash).then(async () => {
+        if (req.authFailure === 'invalid') await this.storage.hit(tracker, windows, NEVER_BAN);
+      });
+    };
+    const states = this.storage.peek(tracker, windows);
+    return states instanceof Promise ? states.then(decide) : decide(states);
+  }
+
+  private lookUp(req: Request, keyHash: string): Promise<void> {
+    return this.authenticator.lookUpFor(req, keyHash).then(() => undefined);
   }
 
   /**
@@ -123,7 +156,13 @@ export class RateLimitService {
     }
     this.metrics.keyBanned(key?.plan ?? 'anonymous');
     this.logger.warn(
-      { reqId: req.id, keyId: key?.keyId, ip: key ? undefined : req.ip, plan: key?.plan, until },
+      {
+        reqId: req.id,
+        keyId: key?.keyId,
+        ip: key ? undefined : clientAddressOf(req),
+        plan: key?.plan,
+        until,
+      },
       'banned for sending after being rate limited',
     );
     throw banned(banMs);
@@ -141,7 +180,7 @@ export class RateLimitService {
 
   private async admitLate(req: Request, res: Response): Promise<ApiException | undefined> {
     try {
-      await this.authenticator.authenticate(req);
+      await this.authenticate(req);
     } catch {
       // Recorded on the request as authFailure 'unavailable'.
     }
@@ -172,13 +211,16 @@ export class RateLimitService {
   }
 }
 
+/** Lookups of unknown keys are refused past their budget, never banned: the requests are. */
+const NEVER_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };
+
 /**
  * Whom a request counts against: its valid key's rotation family (a key and its replacement share
  * one budget during the grace period: a rotation never doubles a limit), or without a valid key,
- * its client IP. A key that was never rotated is its own family, with its own id.
+ * its client IP (or /64). A key that was never rotated is its own family, with its own id.
  */
 function trackerOf(req: Request): string {
-  return req.auth ? `key:${req.auth.familyId}` : `ip:${req.ip ?? 'unknown'}`;
+  return req.auth ? `key:${req.auth.familyId}` : `ip:${clientAddressOf(req)}`;
 }
 
 /** The window that binds most: fewest requests remaining; on a tie, the one that resets later. */

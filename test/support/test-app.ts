@@ -7,7 +7,7 @@ import { Pool } from 'pg';
 import type { AppOptions } from '../../src/app-options';
 import { AppModule } from '../../src/app.module';
 import { ApiKeyStore } from '../../src/auth/api-key.store';
-import { configureApp } from '../../src/app.setup';
+import { configureApp, createHttpAdapter } from '../../src/app.setup';
 import { ENV, TEMPLATE_DATABASE, withClient } from '../setup/clusters';
 import { OpenApiContract } from './contract';
 
@@ -67,10 +67,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const env = { LOG_LEVEL: 'silent', ...options.env };
   Object.assign(process.env, env);
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
-  const app = await NestFactory.create<NestExpressApplication>(rootModule(databaseUrl, options), {
-    bodyParser: false,
-    logger: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    rootModule(databaseUrl, options),
+    createHttpAdapter(),
+    { bodyParser: false, logger: false },
+  );
   const db = new Pool({ connectionString: databaseUrl, max: 4 });
   const close = async (): Promise<void> => {
     for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);

@@ -73,6 +73,12 @@ export const CommonErrors = defineErrorCodes({
     status: HttpStatus.SERVICE_UNAVAILABLE,
     message: 'The service is temporarily unavailable; retry later',
   },
+  REQUEST_TIMEOUT: {
+    status: HttpStatus.REQUEST_TIMEOUT,
+    message: 'The request was not received within the server timeout',
+  },
+  // Nest's HttpStatus has no 431 (RFC 6585).
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large' },
 });
 
 const COMMON_BY_STATUS = new Map<number, ErrorCode>(

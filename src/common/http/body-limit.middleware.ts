@@ -1,6 +1,6 @@
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { raw } from 'express';
+import getRawBody from 'raw-body';
 import { ApiException } from '../errors/api.exception';
 import { CommonErrors } from '../errors/error-code';
 
@@ -14,33 +14,34 @@ const hasBody = (req: Request): boolean =>
 /**
  * No operation takes a body, but a client may send one: read at most 16 KiB of any type and answer
  * 413 past that (Content-Length or chunked), instead of leaving the socket to an unread stream.
- * Nest's own JSON parser is off; it would only see JSON bodies.
+ *
+ * raw-body, not body-parser: on an error body-parser reads the rest of the body before it answers
+ * (its `read` resumes the stream and waits for the end), so a client declaring gigabytes kept a
+ * core busy until Node's request timeout. raw-body refuses a declared length over the limit before
+ * reading a byte, and stops reading (pauses the stream) as soon as the limit is passed; the 413
+ * then carries `Connection: close`, so Node closes the socket after it instead of draining.
  */
 @Injectable()
 export class BodyLimitMiddleware implements NestMiddleware {
-  private readonly parse = raw({ type: () => true, limit: MAX_BODY_BYTES });
-
   use(req: Request, res: Response, next: NextFunction): void | Promise<void> {
     // No body (nearly every request): nothing to read, and no promise.
     if (!hasBody(req)) {
       next();
       return;
     }
+    const declared = req.headers['content-length'];
     // Errors are thrown (not passed to `next`) so that the global filter shapes them.
-    return new Promise((resolve, reject) => {
-      this.parse(req, res, (error?: unknown) => {
-        if (!error) {
-          next();
-          resolve();
-          return;
-        }
-        const status = (error as { status?: number }).status;
-        reject(
-          status === 413
-            ? new ApiException(CommonErrors.PAYLOAD_TOO_LARGE)
-            : new ApiException(CommonErrors.BAD_REQUEST, 'The request body could not be read'),
-        );
-      });
-    });
+    return getRawBody(req, { length: declared, limit: MAX_BODY_BYTES }).then(
+      () => next(),
+      (error: unknown) => {
+        // The response was already given (a request timeout answered the slow body): nothing left.
+        if (res.headersSent) return;
+        // The rest of the body is never read: the connection cannot carry another request.
+        res.setHeader('Connection', 'close');
+        throw (error as { status?: number }).status === 413
+          ? new ApiException(CommonErrors.PAYLOAD_TOO_LARGE)
+          : new ApiException(CommonErrors.BAD_REQUEST, 'The request body could not be read');
+      },
+    );
   }
 }

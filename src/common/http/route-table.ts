@@ -46,7 +46,12 @@ export class RouteTable {
         const controller = wrapper.metatype as Type | null;
         return controller ? routesOf(controller, this.scanner) : [];
       })
-      .map((route) => ({ route, matches: match(route.path, { decode: false }) }));
+      // Case-sensitive, as Express's router is set to be (createHttpAdapter): `/V1/...` is
+      // an unknown path (404), not a known one with another method (405).
+      .map((route) => ({
+        route,
+        matches: match(route.path, { decode: false, sensitive: true }),
+      }));
     return this.table;
   }
 

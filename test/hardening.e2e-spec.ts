@@ -1,0 +1,229 @@
+import Redis from 'ioredis';
+import { Agent } from 'node:http';
+import { generateApiKey } from '../src/auth/api-key';
+import { withClient } from './setup/clusters';
+import { HttpAnswer, httpRequest } from './support/http';
+import { rawExchange } from './support/raw-http';
+import { RedisServer } from './support/redis-server';
+import { describeWithBinary } from './support/system-binary';
+import { createTestApp, listen, TestApp } from './support/test-app';
+
+const send = (
+  url: string,
+  headers: Record<string, string | string[]> = {},
+  agent?: Agent,
+): Promise<HttpAnswer> => httpRequest(url, { headers, agent });
+
+const errorCode = (answer: { body: string }): unknown =>
+  (JSON.parse(answer.body) as { code?: unknown }).code;
+
+describe('hardening: bodies, paths and headers', () => {
+  let t: TestApp;
+  let url: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { TRUST_PROXY: 'true' } });
+    url = await listen(t);
+  });
+  afterAll(() => t.close());
+
+  describe('a body over 16 KiB', () => {
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+
+    it('declared by Content-Length: 413 at once, Connection: close, the rest never read', async () => {
+      const answer = await rawExchange(
+        url,
+        `POST /v1/store/orders HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000000000\r\n\r\n`,
+        { keepSending: chunk },
+      );
+      expect(answer.status).toBe(413);
+      expect(errorCode(answer)).toBe('PAYLOAD_TOO_LARGE');
+      expect(answer.headers.connection).toBe('close');
+      expect(answer.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+      // Read to the end, it would take minutes (and 100 GB); refused, it is over at once.
+      expect(answer.answeredAfterMs).toBeLessThan(1000);
+      expect(answer.closedByServer).toBe(true);
+      expect(answer.sentTotal).toBeLessThan(16 * 1024 * 1024);
+    });
+
+    it('sent chunked: 413 once past the limit, and the connection closed', async () => {
+      const answer = await rawExchange(
+        url,
+        `DELETE /v1/store/orders/1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${t.key}\r\n` +
+          `Transfer-Encoding: chunked\r\n\r\n`,
+        { keepSending: Buffer.from(`10000\r\n${'y'.repeat(0x10000)}\r\n`) },
+      );
+      expect(answer.status).toBe(413);
+      expect(errorCode(answer)).toBe('PAYLOAD_TOO_LARGE');
+      expect(answer.headers.connection).toBe('close');
+      expect(answer.answeredAfterMs).toBeLessThan(1000);
+      expect(answer.closedByServer).toBe(true);
+      expect(answer.sentTotal).toBeLessThan(16 * 1024 * 1024);
+    });
+  });
+
+  describe('paths are case-sensitive', () => {
+    it.each([
+      ['GET', '/V1/store/orders'],
+      ['GET', '/v1/Store/orders'],
+      ['DELETE', '/V1/store/orders/1'],
+      ['POST', '/V1/store/orders'],
+    ])('%s %s is 404 NOT_FOUND, not an alias', async (method, path) => {
+      const answer = await httpRequest(`${url}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${t.key}` },
+      });
+      expect(answer.status).toBe(404);
+      expect(errorCode(answer)).toBe('NOT_FOUND');
+    });
+  });
+
+  describe('more than one Authorization header', () => {
+    it.each([
+      ['the same valid key twice', (key: string) => [key, key]],
+      ['a valid key, then another', (key: string) => [key, generateApiKey()]],
+      ['another, then a valid key', (key: string) => [generateApiKey(), key]],
+    ])('%s: 400 BAD_REQUEST with error="invalid_request"', async (_, keys) => {
+      const answer = await send(`${url}/v1/store/orders`, {
+        Authorization: keys(t.key).map((k) => `Bearer ${k}`),
+        'X-Forwarded-For': '192.0.2.7',
+      });
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({
+        code: 'BAD_REQUEST',
+        message: expect.any(String),
+        status: 400,
+      });
+      expect(answer.headers['www-authenticate']).toBe(
+        'Bearer realm="store-orders", error="invalid_request"',
+      );
+      expect(answer.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    });
+
+    it('one Authorization header still works', async () => {
+      const answer = await send(`${url}/v1/store/orders`, { Authorization: `Bearer ${t.key}` });
+      expect(answer.status).toBe(200);
+    });
+  });
+
+  describe('the OpenAPI document served from the request', () => {
+    const serversOf = (answer: HttpAnswer): string[] =>
+      (JSON.parse(answer.body) as { servers: { url: string }[] }).servers.map((s) => s.url);
+
+    it('shows a well-formed Host, and says it varies by it', async () => {
+      const answer = await send(`${url}/openapi.json`, { Host: 'api.example.com:8443' });
+      expect(serversOf(answer)[0]).toBe('http://api.example.com:8443/v1');
+      expect(answer.headers.vary).toMatch(/\bHost\b/i);
+      expect(answer.headers.vary).toMatch(/\bX-Forwarded-Proto\b/i);
+    });
+
+    it.each([
+      ['a Host with markup', { Host: 'x" onmouseover=y' }],
+      ['a Host with a path', { Host: 'evil.example/phish?' }],
+      ['a Host with a bad port', { Host: 'api.example.com:99999' }],
+      ['a javascript: scheme from X-Forwarded-Proto', { 'X-Forwarded-Proto': 'javascript' }],
+    ])('falls back to the relative /v1 for %s', async (_, headers) => {
+      const answer = await send(`${url}/openapi.json`, headers);
+      expect(answer.status).toBe(200);
+      expect(serversOf(answer)[0]).toBe('/v1');
+      expect(answer.body).not.toMatch(/onmouseover|javascript:|phish/);
+    });
+  });
+});
+
+describe('hardening: a flood of made-up keys', () => {
+  it('costs at most the IP limit (60) in key lookups, and leaves the IP banned', async () => {
+    const t = await createTestApp();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    let last: HttpAnswer | undefined;
+    try {
+      const url = await listen(t);
+      for (let i = 0; i < 2000; i++) {
+        last = await send(
+          `${url}/v1/store/orders`,
+          { Authorization: `Bearer ${generateApiKey()}` },
+          agent,
+        );
+      }
+    } finally {
+      agent.destroy();
+      // Closing the pool ends its backends, which flush their statistics.
+      await t.close();
+    }
+    expect(last?.status).toBe(429);
+    expect(last && errorCode(last)).toBe('API_KEY_BANNED');
+    const scans = await withClient(t.databaseUrl, async (client) => {
+      const { rows } = await client.query<{ idx_scan: string }>(
+        `SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'UQ_api_keys_key_hash'`,
+      );
+      return Number(rows[0]?.idx_scan ?? -1);
+    });
+    expect(scans).toBeGreaterThan(0);
+    expect(scans).toBeLessThanOrEqual(60);
+  }, 120_000);
+});
+
+/** The anonymous tracker, whichever storage holds the counters. */
+function anonymousTrackerSuite(storage: () => { env: Record<string, string>; redis?: Redis }) {
+  let t: TestApp;
+  let url: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { TRUST_PROXY: 'true', ...storage().env } });
+    url = await listen(t);
+  });
+  afterAll(() => t.close());
+
+  const remainingFor = async (forwardedFor: string): Promise<number> => {
+    const answer = await send(`${url}/v1/store/orders`, { 'X-Forwarded-For': forwardedFor });
+    expect(answer.status).toBe(401);
+    return Number(answer.headers['x-ratelimit-remaining']);
+  };
+
+  it('counts an X-Forwarded-For that is no IP address against the socket address', async () => {
+    const junk = ['not-an-ip', '999.1.1.1', 'x'.repeat(15_000), '10.0.0.1; DROP', ''];
+    const remaining: number[] = [];
+    for (const value of junk) remaining.push(await remainingFor(value || ' '));
+    // One tracker (the socket's address), counting down; not a fresh one per made-up value.
+    expect(remaining).toEqual(remaining.map((_, i) => remaining[0] - i));
+    const redis = storage().redis;
+    if (redis) {
+      const keys = await redis.keys('rl:*');
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) expect(key.length).toBeLessThan(80);
+      expect(keys.join(' ')).not.toMatch(/not-an-ip|999\.1|xxxx|DROP/);
+    }
+  });
+
+  it('tracks an IPv6 client by its /64', async () => {
+    const first = await remainingFor('2001:db8:1:2::1');
+    expect(await remainingFor('2001:db8:1:2:ffff:ffff:ffff:9')).toBe(first - 1);
+    expect(await remainingFor('2001:0db8:0001:0002:0000:0000:0000:0abc')).toBe(first - 2);
+    // Another /64 is another subscriber.
+    expect(await remainingFor('2001:db8:1:3::1')).toBe(59);
+    // An IPv4 address in IPv6 form is that IPv4 client.
+    const v4 = await remainingFor('198.51.100.4');
+    expect(await remainingFor('::ffff:198.51.100.4')).toBe(v4 - 1);
+  });
+}
+
+describe('hardening: the anonymous tracker (in-process counters)', () => {
+  anonymousTrackerSuite(() => ({ env: {} }));
+});
+
+describeWithBinary('redis-server', 'redis-server')(
+  'hardening: the anonymous tracker (counters in Redis)',
+  () => {
+    let server: RedisServer;
+    let redis: Redis;
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      redis = new Redis(server.url);
+    });
+    afterAll(async () => {
+      redis.disconnect();
+      await server.stop();
+    });
+    anonymousTrackerSuite(() => ({ env: { REDIS_URL: server.url }, redis }));
+  },
+);
