@@ -1,5 +1,5 @@
 /**
- * The dashboard's picture for the README (docs/dashboard.png), from real data: the built service
+ * The dashboard's picture in docs/operating.md (docs/dashboard.png), from real data: the built service
  * (two instances, as in the compose stack) on an embedded PostgreSQL and a real Redis, scraped by
  * a real Prometheus (Debian's package) with the stack's configuration and rules, under about 90 s
  * of mixed traffic (lists, cancels, 404s, a free-plan client running into 429s and a ban). Then

@@ -11,7 +11,7 @@ const ROOT = join(__dirname, '..');
 const run = promisify(execFile);
 
 /**
- * Production node_modules stay under 100 MB (README, "Docker"), OpenTelemetry's SDK and
+ * Production node_modules stay under 100 MB (docs/deploying.md, "Docker"), OpenTelemetry's SDK and
  * instrumentations included: the image deletes type declarations and source maps in the layer that
  * installs them (about 113 MB before, of which 62 MB are those files).
  */

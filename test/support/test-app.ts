@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Pool } from 'pg';
+import type { AppOptions } from '../../src/app-options';
 import { AppModule } from '../../src/app.module';
 import { ApiKeyStore } from '../../src/auth/api-key.store';
 import { configureApp, createHttpAdapter } from '../../src/app.setup';
@@ -29,6 +30,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Use this database instead of a fresh copy of the migrated template. */
   databaseUrl?: string;
+  /** As `main.ts` decides them, e.g. `seedDemoData` for the demo orders of a first start. */
+  appOptions?: Omit<AppOptions, 'databaseUrl'>;
   /** More modules, mounted beside the real ones as a team extending the service would. */
   imports?: ModuleMetadata['imports'];
 }
@@ -37,8 +40,8 @@ export interface TestAppOptions {
 class ExtendedAppModule {}
 
 /** The application's root module, with any extra modules mounted beside it. */
-function rootModule(databaseUrl: string, imports: TestAppOptions['imports']): DynamicModule {
-  const app = AppModule.forRoot({ databaseUrl });
+function rootModule(databaseUrl: string, { imports, appOptions }: TestAppOptions): DynamicModule {
+  const app = AppModule.forRoot({ ...appOptions, databaseUrl });
   return imports ? { module: ExtendedAppModule, imports: [app, ...imports] } : app;
 }
 
@@ -65,7 +68,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   Object.assign(process.env, env);
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const app = await NestFactory.create<NestExpressApplication>(
-    rootModule(databaseUrl, options.imports),
+    rootModule(databaseUrl, options),
     createHttpAdapter(),
     { bodyParser: false, logger: false },
   );

@@ -1,0 +1,231 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { getMetadataStorage } from 'class-validator';
+import { registeredErrorCodes } from '../src/common/errors/error-code';
+import { EnvironmentVariables } from '../src/config/environment';
+import {
+  anchorsOf,
+  brokenReason,
+  documentationFiles,
+  read,
+  relativeLinks,
+  REPO_ROOT,
+  sessionSteps,
+  shellBlocksUnder,
+  tableRows,
+} from './support/markdown';
+import { createTestApp, listen, TestApp } from './support/test-app';
+
+/**
+ * Documentation that cannot rot: links and anchors resolve, every variable and error code of the
+ * code is documented (and nothing documented is unknown to it), and the README's first curl
+ * session answers as shown.
+ */
+describe('documentation', () => {
+  const files = documentationFiles();
+
+  it('has a README and the docs/ pages it links to', () => {
+    expect(files).toContain('README.md');
+    expect(files.length).toBeGreaterThan(5);
+  });
+
+  it.each(files)('every relative link and anchor in %s resolves', (file) => {
+    const broken = relativeLinks(file)
+      .map((link) => ({ link, why: brokenReason(link, (p) => existsSync(join(REPO_ROOT, p))) }))
+      .filter(({ why }) => why !== undefined)
+      .map(({ link, why }) => `${link.file}:${link.line} (${link.target}): ${why}`);
+    expect(broken).toEqual([]);
+  });
+
+  it('the README stays a short door (at most ~150 lines) with a table of contents into docs/', () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(160);
+    const pages = new Set(relativeLinks('README.md').map((l) => l.target.split('#')[0]));
+    for (const page of files.filter((f) => f.startsWith('docs/'))) {
+      expect([...pages]).toContain(page);
+    }
+  });
+
+  describe('docs/configuration.md', () => {
+    const rows = tableRows(read('docs/configuration.md'));
+    const documented = new Map(
+      rows
+        .map((cells) => [/^`([A-Z][A-Z0-9_]+)`$/.exec(cells[0])?.[1], cells] as const)
+        .filter((entry): entry is [string, string[]] => entry[0] !== undefined),
+    );
+    const validated = [
+      ...new Set(
+        getMetadataStorage()
+          .getTargetValidationMetadatas(EnvironmentVariables, '', true, false)
+          .map((m) => m.propertyName),
+      ),
+    ];
+
+    it('documents every variable the configuration validates, with its default', () => {
+      expect(validated.length).toBeGreaterThan(5);
+      const header = rows.find((cells) => cells.some((c) => /default/i.test(c))) ?? [];
+      const defaultColumn = header.findIndex((c) => /default/i.test(c));
+      expect(defaultColumn).toBeGreaterThan(0);
+      for (const name of validated) {
+        expect({ name, documented: documented.has(name) }).toEqual({ name, documented: true });
+        expect({ name, default: documented.get(name)?.[defaultColumn] ?? '' }).toEqual({
+          name,
+          default: expect.stringMatching(/\S/),
+        });
+      }
+    });
+
+    it('documents nothing the code does not know', async () => {
+      const { stdout } = await promisify(execFile)('grep', ['-rhoE', '[A-Z][A-Z0-9_]{2,}', 'src'], {
+        cwd: REPO_ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      const known = new Set(stdout.split('\n'));
+      const unknown = [...documented.keys()].filter((name) => !known.has(name));
+      expect(unknown).toEqual([]);
+    });
+  });
+
+  describe('against a running server', () => {
+    let t: TestApp;
+    let url: string;
+
+    beforeAll(async () => {
+      t = await createTestApp({ appOptions: { seedDemoData: true } });
+      url = await listen(t);
+    });
+    afterAll(async () => {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed
+      await t?.close();
+    });
+
+    it('docs/api.md names every error code the service can answer', async () => {
+      // Every code a loaded module registered, and every one the served documents show.
+      const codes = new Set(registeredErrorCodes().map((e) => e.code));
+      for (const path of ['/openapi/v1.json', '/openapi/v2.json']) {
+        const res = await fetch(`${url}${path}`);
+        if (res.status !== 200) continue;
+        collectErrorCodes(await res.json(), codes);
+      }
+      expect(codes.size).toBeGreaterThan(8);
+      const api = read('docs/api.md');
+      const missing = [...codes].filter((code) => !api.includes(`\`${code}\``));
+      expect(missing).toEqual([]);
+    });
+
+    it("the README's first curl session answers as shown", async () => {
+      const blocks = shellBlocksUnder(read('README.md'), 'first session with curl');
+      expect(blocks.length).toBeGreaterThan(0);
+      const steps = blocks.flatMap(sessionSteps);
+      const shown = steps.filter((s) => s.expected.length > 0);
+      expect(shown.length).toBeGreaterThan(5);
+
+      const outputs = await runSession(steps, url, t.key);
+      steps.forEach((step, i) => {
+        for (const expected of step.expected) {
+          expect({ command: step.command, matches: matchesShown(expected, outputs[i]) }).toEqual({
+            command: step.command,
+            matches: true,
+          });
+        }
+      });
+    });
+  });
+
+  it('every page is reachable from the README in one click', () => {
+    const fromReadme = new Set(relativeLinks('README.md').map((l) => l.target.split('#')[0]));
+    const orphans = files.filter((f) => f.startsWith('docs/') && !fromReadme.has(f));
+    expect(orphans).toEqual([]);
+    expect(anchorsOf(read('README.md')).size).toBeGreaterThan(2);
+  });
+});
+
+/** Every `code` of an Error example anywhere in an OpenAPI document. */
+function collectErrorCodes(node: unknown, into: Set<string>): void {
+  if (Array.isArray(node)) {
+    node.forEach((item) => collectErrorCodes(item, into));
+  } else if (typeof node === 'object' && node !== null) {
+    const record = node as Record<string, unknown>;
+    if (
+      typeof record.code === 'string' &&
+      typeof record.message === 'string' &&
+      typeof record.status === 'number'
+    ) {
+      into.add(record.code);
+    }
+    Object.values(record).forEach((value) => collectErrorCodes(value, into));
+  }
+}
+
+/**
+ * Runs the session's commands in order in one bash, as a reader would paste them, against `url`
+ * with `KEY` set; returns each command's output.
+ */
+async function runSession(
+  steps: { command: string }[],
+  url: string,
+  key: string,
+): Promise<string[]> {
+  const marker = '@@step@@';
+  const script = steps
+    .filter((s) => !/^\s*export KEY=/.test(s.command))
+    .map((s) => `printf '\\n${marker}\\n'\n${s.command.replaceAll('http://localhost:3000', url)}`)
+    .join('\n');
+  const keptIndexes = steps.flatMap((s, i) => (/^\s*export KEY=/.test(s.command) ? [] : [i]));
+  const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+    env: { PATH: process.env.PATH ?? '', KEY: key },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const parts = stdout.split(`\n${marker}\n`).slice(1);
+  const outputs = steps.map(() => '');
+  keptIndexes.forEach((stepIndex, j) => (outputs[stepIndex] = parts[j] ?? ''));
+  return outputs;
+}
+
+/** JSON as the docs show it: `...` stands for elements and members left out. */
+function parseShown(text: string): unknown {
+  try {
+    return JSON.parse(text.replace(/,\s*\.\.\.(?=\s*[\]}])/g, ''));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Values that must be equal, not only of the same type (the rest varies from run to run). */
+const EXACT = new Set(['code', 'status', 'hasMore']);
+
+function sameShape(shown: unknown, actual: unknown, key?: string): boolean {
+  if (Array.isArray(shown)) {
+    return (
+      Array.isArray(actual) &&
+      actual.length >= shown.length &&
+      shown.every((item, i) => sameShape(item, actual[i]))
+    );
+  }
+  if (typeof shown === 'object' && shown !== null) {
+    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return false;
+    const a = actual as Record<string, unknown>;
+    const s = shown as Record<string, unknown>;
+    const keys = (o: object): string => Object.keys(o).sort().join(',');
+    return keys(s) === keys(a) && Object.keys(s).every((k) => sameShape(s[k], a[k], k));
+  }
+  if (key !== undefined && EXACT.has(key)) return shown === actual;
+  return typeof shown === typeof actual;
+}
+
+/** Whether a command's output shows what the docs show after it (a JSON body's shape, or a line). */
+function matchesShown(expected: string, output: string): boolean {
+  const shown = parseShown(expected.trim());
+  if (shown !== undefined && /^[[{]/.test(expected.trim())) {
+    const body = output.trim().split('\n').pop() ?? '';
+    try {
+      return sameShape(shown, JSON.parse(body));
+    } catch {
+      return false;
+    }
+  }
+  const lines = output.split('\n').map((l) => l.replace(/\r$/, '').trim().toLowerCase());
+  return lines.includes(expected.trim().toLowerCase());
+}
