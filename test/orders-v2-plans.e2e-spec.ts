@@ -2,6 +2,7 @@ import { Pool } from 'pg';
 import type { OrderPosition } from '../src/orders/order-cursor';
 import { parseOrderPageQuery } from '../src/orders/order-page-query';
 import { orderPageStatements } from '../src/orders/order-page.sql';
+import { seedPageOrders } from './support/page-orders';
 import { createTestDatabase } from './support/test-app';
 
 const ORDERS = 1_000_000;
@@ -29,27 +30,11 @@ describe('the plans of v2 pages on 1,000,000 orders', () => {
   let db: Pool;
 
   beforeAll(async () => {
-    db = new Pool({ connectionString: await createTestDatabase(), max: 1 });
-    // The migrations' indexes, rebuilt after the load: much faster than maintained row by row.
-    const { rows: indexes } = await db.query<{ name: string; definition: string }>(
-      `SELECT indexname AS name, indexdef AS definition FROM pg_indexes
-        WHERE tablename = 'orders' AND indexname <> 'PK_orders'`,
-    );
-    expect(indexes.length).toBeGreaterThan(0);
-    for (const { name } of indexes) await db.query(`DROP INDEX "${name}"`);
-    // ids 1..1,000,000; every status; 10,000 orders per pet; a ship date on three orders in four.
-    await db.query(
-      `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status)
-       SELECT g, g % 100, g % 5 + 1,
-              CASE WHEN g % 4 = 0 THEN NULL
-                   ELSE timestamptz '2026-01-01T00:00:00Z' + g * interval '1 minute' END,
-              g % 2 = 0,
-              (ARRAY['pending', 'shipped', 'cancelled'])[g % 3 + 1]
-         FROM generate_series(1, $1::int) AS g`,
-      [ORDERS],
-    );
-    for (const { definition } of indexes) await db.query(definition);
-    await db.query('VACUUM ANALYZE orders');
+    const databaseUrl = await createTestDatabase();
+    db = new Pool({ connectionString: databaseUrl, max: 1 });
+    // ids 1..1,000,000; every status; 10,000 orders per pet; a ship date on three orders in four;
+    // the migrations' indexes rebuilt after the load.
+    expect(await seedPageOrders(databaseUrl, ORDERS)).toBeGreaterThan(0);
   }, 300_000);
   afterAll(() => db.end());
 
