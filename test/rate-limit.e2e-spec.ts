@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import Redis from 'ioredis';
 import { MetricsService } from '../src/metrics/metrics.service';
 import request from 'supertest';
 import { api, expectErrorBody } from './support/client';
@@ -29,6 +30,9 @@ async function burst(
   for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
   return counts;
 }
+
+const admittedIn = (counts: Record<number, number>): number =>
+  Object.hasOwn(counts, 200) ? counts[200] : 0;
 
 describe('rate limits (in-process counters)', () => {
   let t: TestApp;
@@ -169,10 +173,11 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
   let redis: RedisServer;
   let a: TestApp;
   let b: TestApp;
+  let databaseUrl: string;
 
   beforeAll(async () => {
     redis = await RedisServer.start();
-    const databaseUrl = await createTestDatabase();
+    databaseUrl = await createTestDatabase();
     const env = { REDIS_URL: redis.url };
     a = await createTestApp({ env, databaseUrl });
     b = await createTestApp({ env, databaseUrl });
@@ -233,6 +238,64 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
     for (let i = 0; i < 3; i++) await api(b, fresh).get('/v1/store/orders').expect(200);
     const afterBack = await burst(() => api(a, fresh).get('/v1/store/orders'), 10);
     expect(afterBack).toEqual({ 200: 2, 429: 8 });
+  });
+
+  it('leases a busy key\'s budget: few round trips, exact headers, never past the limit across instances, nothing lost', async () => {
+    // 1,500 a minute: leases of up to 1% of what remains, down to 1,000 remaining.
+    const { key } = await enterpriseKey(a, 1_500, 1_000_000);
+    const redisClient = new Redis(redis.url);
+    try {
+      await redisClient.config('RESETSTAT');
+      for (let i = 0; i < 100; i++) {
+        const res = await api(a, key).get('/v1/store/orders').expect(200);
+        // One instance's answers count down one by one, leased or not.
+        expect(res.headers['x-ratelimit-remaining']).toBe(String(1_499 - i));
+      }
+      const stats = await redisClient.info('commandstats');
+      const scripts = Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
+      // One script a request without leases; with them, one per lease (up to 14 requests here).
+      expect(scripts).toBeGreaterThan(0);
+      expect(scripts).toBeLessThan(30);
+    } finally {
+      redisClient.disconnect();
+    }
+
+    // Both instances at once, far past the limit: each may hold a lease, and neither admits a
+    // request the counters in Redis have not already counted.
+    let admitted = 100;
+    for (let round = 0; round < 3; round++) {
+      const [fromA, fromB] = await Promise.all([
+        burst(() => api(a, key).get('/v1/store/orders'), 300),
+        burst(() => api(b, key).get('/v1/store/orders'), 300),
+      ]);
+      admitted += admittedIn(fromA) + admittedIn(fromB);
+    }
+    expect(admitted).toBeLessThanOrEqual(1_500);
+
+    // Leases lapse within a second and their unused requests go back: the key gets its whole
+    // minute, no request more, no request less.
+    await new Promise((r) => setTimeout(r, 2_500));
+    for (let i = 0; admitted < 1_500 && i < 1_500; i++) {
+      if ((await api(i % 2 === 0 ? a : b, key).get('/v1/store/orders')).status === 200) admitted++;
+    }
+    expect(admitted).toBe(1_500);
+    await api(a, key).get('/v1/store/orders').expect(429);
+    await api(b, key).get('/v1/store/orders').expect(429);
+  });
+
+  it('hands a lease\'s unused requests back when the instance stops', async () => {
+    const c = await createTestApp({ env: { REDIS_URL: redis.url }, databaseUrl });
+    const { id, key } = await enterpriseKey(c, 100_000, 1_000_000);
+    // The second request within a second asks for a lease; the third is admitted from it.
+    for (let i = 0; i < 3; i++) await api(c, key).get('/v1/store/orders').expect(200);
+    await c.close();
+    const redisClient = new Redis(redis.url);
+    try {
+      const counted = await redisClient.mget(`rl:{key:${id}}:minute`, `rl:{key:${id}}:day`);
+      expect(counted).toEqual(['3', '3']);
+    } finally {
+      redisClient.disconnect();
+    }
   });
 
   it('shares one budget between a key and its replacement (keys rotate) across instances', async () => {

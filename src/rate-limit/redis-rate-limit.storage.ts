@@ -1,5 +1,14 @@
+import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
+import {
+  BudgetLeases,
+  LEASE_FLOOR,
+  LEASE_MS,
+  LEASE_SHARE,
+  LeaseReturn,
+  MAX_LEASE,
+} from './budget-leases';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import {
   BanPolicy,
@@ -11,19 +20,21 @@ import {
 } from './rate-limit.storage';
 
 /**
- * One atomic step per request, for every window, the rejection count and the ban.
+ * One atomic step per request, for every window, the rejection count, the ban and a lease.
  * KEYS: ban, rejections, then one counter per window. ARGV: ban threshold, ban length in ms
- * (0: the caller records bans), then limit and ttl (ms) per window.
- * Returns: outcome (0 rejected, 1 admitted, 2 banned, 3 ban now), ban ms left, then count and
- * ms-to-reset per window.
+ * (0: the caller records bans), the most requests to lease beyond this one (0: none), the lease
+ * share and floor (see budget-leases.ts), then limit and ttl (ms) per window.
+ * Returns: outcome (0 rejected, 1 admitted, 2 banned, 3 ban now), ban ms left or requests leased,
+ * then count and ms-to-reset per window.
  */
 const HIT_SCRIPT = `
 local n = #KEYS - 2
-local counts, ttls = {}, {}
+local counts, ttls, fresh = {}, {}, {}
 for i = 1, n do
   counts[i] = tonumber(redis.call('GET', KEYS[i + 2]) or '0')
   ttls[i] = redis.call('PTTL', KEYS[i + 2])
-  if ttls[i] < 0 then counts[i] = 0; ttls[i] = tonumber(ARGV[2 + 2 * i]) end
+  fresh[i] = ttls[i] < 0
+  if fresh[i] then counts[i] = 0; ttls[i] = tonumber(ARGV[5 + 2 * i]) end
 end
 local function reply(outcome, extra)
   local out = { outcome, extra }
@@ -34,14 +45,20 @@ local banLeft = redis.call('PTTL', KEYS[1])
 if banLeft > 0 then return reply(2, banLeft) end
 local blockingTtl = -1
 for i = 1, n do
-  if counts[i] >= tonumber(ARGV[1 + 2 * i]) and ttls[i] > blockingTtl then blockingTtl = ttls[i] end
+  if counts[i] >= tonumber(ARGV[4 + 2 * i]) and ttls[i] > blockingTtl then blockingTtl = ttls[i] end
 end
 if blockingTtl < 0 then
+  local lease = tonumber(ARGV[3])
   for i = 1, n do
-    counts[i] = redis.call('INCR', KEYS[i + 2])
-    if counts[i] == 1 then redis.call('PEXPIRE', KEYS[i + 2], ttls[i]) end
+    local remaining = tonumber(ARGV[4 + 2 * i]) - counts[i] - 1
+    if remaining < tonumber(ARGV[5]) then lease = 0
+    else lease = math.min(lease, math.floor(remaining / tonumber(ARGV[4]))) end
   end
-  return reply(1, 0)
+  for i = 1, n do
+    counts[i] = redis.call('INCRBY', KEYS[i + 2], 1 + lease)
+    if fresh[i] then redis.call('PEXPIRE', KEYS[i + 2], ttls[i]) end
+  end
+  return reply(1, lease)
 end
 local rejections = redis.call('INCR', KEYS[2])
 if rejections == 1 then redis.call('PEXPIRE', KEYS[2], blockingTtl) end
@@ -54,6 +71,25 @@ end
 return reply(0, 0)
 `;
 
+/**
+ * Hands a lease's unused requests back. KEYS: one counter per window. ARGV: the requests, the
+ * tolerance in ms, then each window's ms-to-reset as the lease knew it: a counter whose reset is
+ * elsewhere belongs to a newer window, which owes the lease nothing.
+ */
+const RETURN_SCRIPT = `
+for i = 1, #KEYS do
+  local ttl = redis.call('PTTL', KEYS[i])
+  if ttl > 0 and math.abs(ttl - tonumber(ARGV[2 + i])) <= tonumber(ARGV[2]) then
+    local count = tonumber(redis.call('GET', KEYS[i]) or '0')
+    redis.call('DECRBY', KEYS[i], math.min(tonumber(ARGV[1]), count))
+  end
+end
+return 0
+`;
+
+/** Slack on a window's reset when telling it from the next one (clocks, time in flight). */
+const RESET_TOLERANCE_MS = 1_000;
+
 const OUTCOMES: Record<number, HitOutcome> = {
   0: 'rejected',
   1: 'admitted',
@@ -61,21 +97,35 @@ const OUTCOMES: Record<number, HitOutcome> = {
   3: 'ban',
 };
 
-type HitCommand = (...args: (string | number)[]) => Promise<number[]>;
+type ScriptCommand = (...args: (string | number)[]) => Promise<number[]>;
+interface LeaseCommands {
+  rateLimitHit: ScriptCommand;
+  rateLimitReturn: ScriptCommand;
+}
+
+const noop = (): void => undefined;
+
+const windowKey = (tracker: string, window: string): string => `rl:{${tracker}}:${window}`;
 
 /**
  * Counters in Redis, so every instance behind a load balancer enforces one limit per key. The
  * script is registered with `defineCommand` (EVALSHA, not the whole script per request) and its
- * keys share a hash tag, so it runs on Redis Cluster too.
+ * keys share a hash tag, so it runs on Redis Cluster too. A busy tracker with room to spare
+ * takes a lease of its budget in the same step (budget-leases.ts): its next requests are admitted
+ * here without a round trip, while the counters in Redis already include them.
  *
  * Policy when Redis is unreachable: fail open to per-instance limits. Each instance keeps
  * limiting with in-process counters (so no client is unlimited, and nothing waits on a dead
  * Redis: no offline queue, a 500 ms command timeout), logs a warning once per outage, and goes
  * back to Redis by itself on the next request after it returns.
  */
-export class RedisRateLimitStorage implements RateLimitStorage {
+export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicationShutdown {
   private readonly fallback = new MemoryRateLimitStorage();
   private degraded = false;
+  private readonly leases = new BudgetLeases();
+  private readonly commands: LeaseCommands;
+  /** Hands lapsed leases back even when their trackers send nothing more. */
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly redis: Redis,
@@ -83,42 +133,104 @@ export class RedisRateLimitStorage implements RateLimitStorage {
     private readonly onFallback: () => void = () => undefined,
   ) {
     redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
+    redis.defineCommand('rateLimitReturn', { lua: RETURN_SCRIPT });
+    this.commands = redis as unknown as LeaseCommands;
+    this.sweeper = setInterval(() => void this.handBackAll(this.leases.release()), LEASE_MS);
+    this.sweeper.unref();
   }
 
-  async hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): Promise<HitResult> {
+  /** Synchronous, with no round trip, while the tracker holds a lease. */
+  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult | Promise<HitResult> {
+    const leased = this.leases.take(tracker, windows, (back) => void this.handBack(back));
+    if (leased) return { outcome: 'admitted', windows: leased };
+    return this.hitInRedis(tracker, windows, ban);
+  }
+
+  /** Unused leases go back before the Redis client closes (at application shutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.handBackAll(this.leases.release(true));
+  }
+
+  private async hitInRedis(
+    tracker: string,
+    windows: WindowSpec[],
+    ban: BanPolicy,
+  ): Promise<HitResult> {
     const keys = [
       `rl:{${tracker}}:ban`,
       `rl:{${tracker}}:rejected`,
-      ...windows.map((w) => `rl:{${tracker}}:${w.name}`),
+      ...windows.map((w) => windowKey(tracker, w.name)),
     ];
-    const args = [ban.after, ban.storeForMs, ...windows.flatMap((w) => [w.limit, w.ttlMs])];
+    const lease = this.leases.wants(tracker) ? MAX_LEASE : 0;
+    const args = [
+      ban.after,
+      ban.storeForMs,
+      lease,
+      LEASE_SHARE,
+      LEASE_FLOOR,
+      ...windows.flatMap((w) => [w.limit, w.ttlMs]),
+    ];
     let reply: number[];
     try {
-      const command = (this.redis as unknown as { rateLimitHit: HitCommand }).rateLimitHit;
-      reply = await command.call(this.redis, keys.length, ...keys, ...args);
+      reply = await this.commands.rateLimitHit.call(this.redis, keys.length, ...keys, ...args);
     } catch (error) {
+      if (lease > 0) this.leases.grant(tracker, windows, [], 0, noop);
       return this.degrade(error, () => this.fallback.hit(tracker, windows, ban));
     }
     this.recovered();
     const now = Date.now();
     const outcome = OUTCOMES[reply[0]];
-    return {
-      outcome,
-      windows: windows.map((w, i) => ({
-        name: w.name,
-        limit: w.limit,
-        count: reply[2 + 2 * i],
-        resetAtMs: now + reply[3 + 2 * i],
-      })),
-      bannedUntilMs: outcome === 'banned' ? now + reply[1] : undefined,
-    };
+    const counted = windows.map((w, i) => ({
+      name: w.name,
+      limit: w.limit,
+      count: reply[2 + 2 * i],
+      resetAtMs: now + reply[3 + 2 * i],
+    }));
+    const leased = outcome === 'admitted' ? reply[1] : 0;
+    if (lease > 0) {
+      this.leases.grant(tracker, windows, counted, leased, (back) => void this.handBack(back));
+    }
+    if (outcome !== 'admitted') {
+      return {
+        outcome,
+        windows: counted,
+        bannedUntilMs: outcome === 'banned' ? now + reply[1] : undefined,
+      };
+    }
+    // This request's own count: the leased requests are not spent yet.
+    return { outcome, windows: counted.map((w) => ({ ...w, count: w.count - leased })) };
+  }
+
+  private async handBackAll(returns: LeaseReturn[]): Promise<void> {
+    await Promise.all(returns.map((back) => this.handBack(back)));
+  }
+
+  /** Best effort: a return lost to an outage only leaves a window short of that many requests. */
+  private async handBack({ tracker, unused, windows }: LeaseReturn): Promise<void> {
+    const now = Date.now();
+    try {
+      await this.commands.rateLimitReturn.call(
+        this.redis,
+        windows.length,
+        ...windows.map((w) => windowKey(tracker, w.name)),
+        unused,
+        RESET_TOLERANCE_MS,
+        ...windows.map((w) => w.resetAtMs - now),
+      );
+    } catch (error) {
+      this.logger.debug(
+        { err: error instanceof Error ? error.message : String(error), tracker, unused },
+        'could not hand back the unused part of a rate-limit lease',
+      );
+    }
   }
 
   async peek(tracker: string, windows: WindowSpec[]): Promise<WindowState[]> {
     try {
       const pipeline = this.redis.pipeline();
       for (const w of windows)
-        pipeline.get(`rl:{${tracker}}:${w.name}`).pttl(`rl:{${tracker}}:${w.name}`);
+        pipeline.get(windowKey(tracker, w.name)).pttl(windowKey(tracker, w.name));
       const replies = (await pipeline.exec()) ?? [];
       this.recovered();
       const now = Date.now();
