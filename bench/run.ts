@@ -8,11 +8,9 @@
  * overruns its hard limit).
  */
 import 'reflect-metadata';
-import { execFile } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
 import {
   Cluster,
@@ -21,9 +19,9 @@ import {
   pgCtl,
   removeRootDir,
   startCluster,
-  urlFor,
   withClient,
 } from '../test/setup/clusters';
+import { createMigratedDatabase } from '../test/support/migrated-database';
 import { httpRequest } from '../test/support/http';
 import { AppProcess } from '../test/support/app-process';
 import { bearerFromKeysTool } from '../test/support/auth';
@@ -32,6 +30,7 @@ import { RedisServer } from '../test/support/redis-server';
 import { hasSystemBinary } from '../test/support/system-binary';
 import { fetchLargeList, type LargeListResult } from './large-list';
 import { driveInTurns, sendOnceEach, type Contender, type Scenario } from './load';
+import { measurePageDepth, seedPageOrders, type PageDepthResult } from './pages';
 import { rssBytes } from './process-memory';
 import { compareTracing } from './tracing';
 import {
@@ -39,14 +38,17 @@ import {
   MB,
   ManyKeysResult,
   ScenarioResult,
+  VersionsResult,
   WireResult,
   ceilingTable,
   checkLines,
   largeListTable,
   machine,
   manyKeysLines,
+  pagesTable,
   ratio,
   redisTable,
+  versionsLines,
   wireTable,
   writeBenchmarks,
 } from './report';
@@ -73,6 +75,10 @@ const TARGETS: Record<string, number> = {
   redis: 0.9,
   /** 10,000 keys in turn ÷ one key, on cancel. */
   manyKeys: 0.9,
+  /** v2's page of 100 ÷ v1's list of 100 orders. */
+  v2: 0.9,
+  /** At most: the deep page's p50 ÷ page 1's, per shape. */
+  pageDepth: 1.3,
 };
 const FIRST_BYTE_MS = 1_000;
 const RSS_GROWTH_BYTES = 100 * MB;
@@ -194,6 +200,17 @@ const list = (name: string): Scenario => ({
   path: '/v1/store/orders',
   status: 200,
 });
+/** v2's first page of 100 must be v1's list of the same 100 orders, in a page. */
+async function checkSamePage(serviceUrl: string, headers: Record<string, string>): Promise<void> {
+  const v1 = await httpRequest(`${serviceUrl}/v1/store/orders`, { headers });
+  const v2 = await httpRequest(`${serviceUrl}${V2_PAGE_OF_100}`, { headers });
+  if (v2.status !== 200 || v2.body !== `{"data":${v1.body},"hasMore":false}`) {
+    throw new Error(`v2's page of 100 is not v1's list: ${v2.status} ${v2.body.slice(0, 200)}`);
+  }
+}
+
+const V2_PAGE_OF_100 = '/v2/store/orders?limit=100';
+
 const cancel: Scenario = {
   name: 'cancel',
   method: 'DELETE',
@@ -220,16 +237,12 @@ async function main(): Promise<boolean> {
   ): Promise<{ app: AppProcess; url: string }> => {
     const started = await launched;
     apps.push(started.app);
+    started.app.discardOutput();
     return started;
   };
   try {
     pg = await startCluster(dataDir, pgPort);
-    await withClient(urlFor(pgPort, 'postgres'), (c) => c.query('CREATE DATABASE bench'));
-    const databaseUrl = urlFor(pgPort, 'bench');
-    await promisify(execFile)('node', ['dist/database/migrate.js'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
-    });
+    const databaseUrl = await createMigratedDatabase(pgPort, 'bench');
     await growOrders(databaseUrl, 100);
     const headers = await bearerFromKeysTool(databaseUrl, 'bench');
 
@@ -287,6 +300,13 @@ async function main(): Promise<boolean> {
         redis: withRedis ? r.redis : undefined,
       });
     }
+
+    await checkSamePage(service.url, headers);
+    log('v1 list 100 and v2 page of 100 on the service, in turns…');
+    const versions: VersionsResult = await driveInTurns(
+      { v1: contenders.service, v2: { ...contenders.service, path: V2_PAGE_OF_100 } },
+      list('list 100'),
+    );
 
     log(`many keys: ${MANY_KEYS.toLocaleString('en-US')} keys in turn against one key…`);
     const manyKeys = await issueKeys(databaseUrl, MANY_KEYS);
@@ -360,6 +380,19 @@ async function main(): Promise<boolean> {
         ),
       );
     }
+    let pages: PageDepthResult[] | string;
+    try {
+      log(`v2 pages: refilling the table with ${LARGE_LIST_ORDERS.toLocaleString('en-US')} orders…`);
+      await seedPageOrders(databaseUrl, LARGE_LIST_ORDERS);
+      // The load's dirty pages written out now, not by a checkpoint in the middle of the timing.
+      await withClient(databaseUrl, (c) => c.query('CHECKPOINT'));
+      log('v2 pages: page 1 and a deep page per shape, in turns…');
+      pages = await measurePageDepth(fresh.url, headers, databaseUrl);
+    } catch (error) {
+      // A broken measurement is a missed target with its reason, not a run without a report.
+      pages = error instanceof Error ? error.message : String(error);
+      log(`v2 pages not measured: ${pages}`);
+    }
 
     const byName = new Map(scenarios.map((s) => [s.name, s]));
     const ceilingCheck = (name: string): Check => {
@@ -395,6 +428,22 @@ async function main(): Promise<boolean> {
         actual: `${keysRatio.toFixed(2)}×`,
         pass: keysRatio >= TARGETS.manyKeys,
       },
+      {
+        name: 'v2 page of 100 ÷ v1 list 100',
+        target: `≥ ${TARGETS.v2.toFixed(2)}×`,
+        actual: `${ratio(versions.v2, versions.v1).toFixed(2)}×`,
+        pass: ratio(versions.v2, versions.v1) >= TARGETS.v2,
+      },
+      ...(typeof pages === 'string'
+        ? [{ name: 'v2 pages flat at depth', target: 'measured', actual: pages, pass: false }]
+        : pages.map(
+            (p): Check => ({
+              name: `v2 ${p.shape.name}: deep page p50 ÷ page 1 p50`,
+              target: `≤ ${TARGETS.pageDepth.toFixed(2)}×`,
+              actual: `${p.ratio.toFixed(2)}× (${p.firstP50Ms.toFixed(2)} / ${p.deepP50Ms.toFixed(2)} ms)`,
+              pass: p.ratio <= TARGETS.pageDepth,
+            }),
+          )),
       ...largeLists.flatMap((r): Check[] => [
         {
           name: `1,000,000-order list (${r.encoding}) is whole`,
@@ -423,6 +472,8 @@ async function main(): Promise<boolean> {
       manyKeysLines(manyKeysResult, TARGETS.manyKeys).join('\n'),
       wireTable(scenarios, wire),
       largeListTable(largeLists),
+      versionsLines(versions, TARGETS.v2).join('\n'),
+      pagesTable(pages, TARGETS.pageDepth),
       checkLines(checks).join('\n'),
     ];
     process.stdout.write(`\n${out.join('\n\n')}\n`);
@@ -435,6 +486,8 @@ async function main(): Promise<boolean> {
         manyKeys: manyKeysResult,
         largeLists,
         largeListOrders: LARGE_LIST_ORDERS,
+        versions,
+        pages,
         checks,
         redisSkipped,
       },

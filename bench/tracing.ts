@@ -55,6 +55,7 @@ export async function compareTracing(
       OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
     });
     traced = started.app;
+    traced.discardOutput();
     const rows: string[] = [];
     for (const scenario of scenarios) {
       log(`${scenario.name}: tracing off and on in turns…`);

@@ -11,9 +11,7 @@
  * with what the API answered: 204 means it is cancelled, 409 means it is shipped.
  */
 import 'reflect-metadata';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import {
   freePort,
@@ -21,9 +19,9 @@ import {
   pgCtl,
   removeRootDir,
   startCluster,
-  urlFor,
   withClient,
 } from '../test/setup/clusters';
+import { createMigratedDatabase } from '../test/support/migrated-database';
 import { AppProcess } from '../test/support/app-process';
 import { bearerFromKeysTool } from '../test/support/auth';
 import { runBounded } from '../test/support/bounded-run';
@@ -35,7 +33,6 @@ const ORDERS = 5_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Whatever happens, the script ends by then. */
 const HARD_LIMIT_MS = DURATION_MS + 120_000;
-const ROOT = join(__dirname, '..');
 
 /** Statuses the contract allows for this load: success, idempotent cancel, shipped, outage. */
 const ALLOWED = new Set([200, 204, 409, 503]);
@@ -74,12 +71,7 @@ async function main(): Promise<boolean> {
   );
   try {
     await startCluster(dataDir, pgPort);
-    await withClient(urlFor(pgPort, 'postgres'), (c) => c.query('CREATE DATABASE chaos'));
-    const databaseUrl = urlFor(pgPort, 'chaos');
-    await promisify(execFile)('node', ['dist/database/migrate.js'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
-    });
+    const databaseUrl = await createMigratedDatabase(pgPort, 'chaos');
     await withClient(databaseUrl, (c) =>
       c.query(
         `INSERT INTO orders (id, pet_id, quantity, status)

@@ -23,9 +23,9 @@ import {
   pgCtl,
   removeRootDir,
   startCluster,
-  urlFor,
   withClient,
 } from '../test/setup/clusters';
+import { createMigratedDatabase } from '../test/support/migrated-database';
 import { AppProcess } from '../test/support/app-process';
 import { bearerFromKeysTool } from '../test/support/auth';
 import { runBounded } from '../test/support/bounded-run';
@@ -166,12 +166,7 @@ async function main(): Promise<boolean> {
   try {
     const pgPort = await freePort();
     pg = await startCluster(dataDir, pgPort);
-    await withClient(urlFor(pgPort, 'postgres'), (c) => c.query('CREATE DATABASE dashboard'));
-    const databaseUrl = urlFor(pgPort, 'dashboard');
-    await promisify(execFile)('node', ['dist/database/migrate.js'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
-    });
+    const databaseUrl = await createMigratedDatabase(pgPort, 'dashboard');
     await withClient(databaseUrl, (c) =>
       c.query(
         `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status)

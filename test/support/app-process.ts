@@ -15,6 +15,7 @@ export class AppProcess {
   readonly lines: string[] = [];
   readonly exited: Promise<Exit>;
   private readonly waiters: { test: (line: string) => boolean; resolve: () => void }[] = [];
+  private readonly readers: ReturnType<typeof createInterface>[] = [];
 
   private constructor(
     private readonly child: ChildProcess,
@@ -25,7 +26,9 @@ export class AppProcess {
     });
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
-      createInterface({ input: stream }).on('line', (line) => {
+      const reader = createInterface({ input: stream });
+      this.readers.push(reader);
+      reader.on('line', (line) => {
         this.lines.push(line);
         for (const waiter of [...this.waiters]) {
           if (waiter.test(line)) {
@@ -99,6 +102,16 @@ export class AppProcess {
 
   output(): string {
     return this.lines.join('\n');
+  }
+
+  /**
+   * From now on, its output is read and dropped, neither split into lines nor kept: for a load
+   * test, whose client must not spend its time and memory on one server's log and not another's
+   * (a container's log goes to its runtime, not to the client).
+   */
+  discardOutput(): void {
+    for (const reader of this.readers.splice(0)) reader.close();
+    for (const stream of [this.child.stdout, this.child.stderr]) stream?.resume();
   }
 
   /** Ends it whatever state it is in (SIGKILL), for afterAll. */
