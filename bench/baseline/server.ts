@@ -6,7 +6,8 @@
  *   the keys in the database (loaded once at start);
  * - the key's minute and day windows checked and counted in memory, the binding one reported in
  *   the X-RateLimit-* headers;
- * - the service's SQL, and the same JSON text (int64 exact: pg gives int8 as strings, written
+ * - the service's SQL, sent by name (prepared once per connection) as the service sends it, and
+ *   the same JSON text (int64 exact: pg gives int8 as strings, written
  *   unquoted).
  *
  * Started by bench/run.ts with DATABASE_URL (and PORT, 0 for any); it logs its URL as the service
@@ -18,7 +19,12 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
 // The service's own statements and row mapper (plain modules, no framework): the same work.
 import { OrderRow, orderJson } from '../../src/orders/order-json';
-import { CANCEL_SQL, LIST_ORDERS_SQL, STATUS_SQL } from '../../src/orders/orders.sql';
+import {
+  CANCEL_ORDER,
+  LIST_ORDERS,
+  NamedStatement,
+  ORDER_STATUS,
+} from '../../src/orders/orders.sql';
 
 const BEARER = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 const ORDER_PATH = /^\/v1\/store\/orders\/(-?[0-9]+)$/;
@@ -85,7 +91,7 @@ function admit(key: Key, res: ServerResponse): boolean {
 }
 
 async function list(res: ServerResponse): Promise<void> {
-  const { rows } = await pool.query<OrderRow>({ text: LIST_ORDERS_SQL, rowMode: 'array' });
+  const { rows } = await pool.query<OrderRow>({ ...LIST_ORDERS, rowMode: 'array' });
   res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
   res.end(`[${rows.map(orderJson).join(',')}]`);
 }
@@ -97,10 +103,10 @@ async function cancel(res: ServerResponse, text: string): Promise<void> {
     return;
   }
   const id = value.toString();
-  const statusAfter = async (sql: string): Promise<string | undefined> =>
-    (await pool.query<{ status: string }>(sql, [id])).rows.at(0)?.status;
-  let status = await statusAfter(CANCEL_SQL);
-  if (status === 'pending') status = await statusAfter(STATUS_SQL);
+  const statusAfter = async (statement: NamedStatement): Promise<string | undefined> =>
+    (await pool.query<{ status: string }>({ ...statement, values: [id] })).rows.at(0)?.status;
+  let status = await statusAfter(CANCEL_ORDER);
+  if (status === 'pending') status = await statusAfter(ORDER_STATUS);
   if (status === undefined) reply(res, 404, 'ORDER_NOT_FOUND', 'No order with this id exists');
   else if (status === 'shipped') reply(res, 409, 'ORDER_ALREADY_SHIPPED', 'Already shipped');
   else res.writeHead(204).end();

@@ -14,7 +14,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import { Pool } from 'pg';
 import { OrderRow, orderJson } from '../../src/orders/order-json';
-import { CANCEL_SQL, LIST_ORDERS_SQL, STATUS_SQL } from '../../src/orders/orders.sql';
+import { CANCEL_ORDER, LIST_ORDERS, ORDER_STATUS } from '../../src/orders/orders.sql';
 
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 
@@ -22,7 +22,7 @@ const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 class OrdersController {
   @Get()
   async list(@Res() res: Response): Promise<void> {
-    const { rows } = await pool.query<OrderRow>({ text: LIST_ORDERS_SQL, rowMode: 'array' });
+    const { rows } = await pool.query<OrderRow>({ ...LIST_ORDERS, rowMode: 'array' });
     res.status(200).type('application/json');
     res.end(`[${rows.map(orderJson).join(',')}]`);
   }
@@ -31,8 +31,8 @@ class OrdersController {
   @Delete(':orderId')
   @HttpCode(204)
   async cancel(@Param('orderId') orderId: string): Promise<void> {
-    const { rows } = await pool.query<{ status: string }>(CANCEL_SQL, [orderId]);
-    if (rows[0]?.status === 'pending') await pool.query(STATUS_SQL, [orderId]);
+    const { rows } = await pool.query<{ status: string }>({ ...CANCEL_ORDER, values: [orderId] });
+    if (rows[0]?.status === 'pending') await pool.query({ ...ORDER_STATUS, values: [orderId] });
   }
 }
 

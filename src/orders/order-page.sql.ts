@@ -1,16 +1,34 @@
+import { createHash } from 'node:crypto';
 import type { OrderPosition } from './order-cursor';
 import type { OrderRow } from './order-json';
 import type { OrderFilter, OrderSort } from './order-page-query';
 import { ORDER_STATUSES } from './order-status';
-import { ORDER_COLUMNS } from './orders.sql';
+import { NamedStatement, ORDER_COLUMNS } from './orders.sql';
 
 /** A row of a page: an `OrderRow`, then the exact ship date a cursor carries (microseconds). */
 export type OrderPageRow = [...OrderRow, shipKey: string | null];
 
-/** One statement of a page; its row limit is appended as the last parameter. */
-export interface PageStatement {
-  text: string;
+/**
+ * One statement of a page, sent by name (see `NamedStatement`); its row limit is appended as the
+ * last parameter.
+ */
+export interface PageStatement extends NamedStatement {
   values: unknown[];
+}
+
+/**
+ * Names by text: one per combination of filters, sort and cursor kind (a few hundred at most), so
+ * each pooled connection prepares each shape of page once.
+ */
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `orders.page.${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 const PAGE_COLUMNS = `${ORDER_COLUMNS},
@@ -103,12 +121,12 @@ function filtered(filter: OrderFilter) {
   return {
     where,
     param,
-    build: (orderBy: string): PageStatement => ({
-      text:
+    build: (orderBy: string): PageStatement => {
+      const text =
         `SELECT ${PAGE_COLUMNS} FROM orders` +
         (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
-        ` ORDER BY ${orderBy} LIMIT $${values.length + 1}`,
-      values,
-    }),
+        ` ORDER BY ${orderBy} LIMIT $${values.length + 1}`;
+      return { name: statementName(text), text, values };
+    },
   };
 }

@@ -28,8 +28,9 @@ export class OrderPagesService {
     const { filter, sort, limit, cursor } = query;
     const after = cursor === undefined ? undefined : decodeCursor(cursor, filter, sort);
     const rows: OrderPageRow[] = [];
-    for (const { text, values } of orderPageStatements(filter, sort, after)) {
+    for (const { name, text, values } of orderPageStatements(filter, sort, after)) {
       const result = await this.pool.query<OrderPageRow>({
+        name,
         text,
         values: [...values, limit + 1 - rows.length],
         rowMode: 'array',

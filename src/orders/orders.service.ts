@@ -9,11 +9,12 @@ import { pgPoolOf } from '../database/pg-pool';
 import { OrderRow } from './order-json';
 import { OrderErrors } from './order.errors';
 import {
-  CANCEL_SQL,
-  FIRST_ORDERS_SQL,
+  CANCEL_ORDER,
+  FIRST_ORDERS,
   LIST_BATCH_SIZE,
+  NamedStatement,
+  ORDER_STATUS,
   ORDERS_AFTER_SQL,
-  STATUS_SQL,
 } from './orders.sql';
 import { OrderListJson, wholeListJson } from './order-list-json';
 import { OrderStatus } from './order-status';
@@ -43,10 +44,7 @@ export class OrdersService {
    * stream (a client gone) closes the cursor and frees the connection at once.
    */
   async listAsJson(): Promise<Readable | string> {
-    const { rows: first } = await this.pool.query<OrderRow>({
-      text: FIRST_ORDERS_SQL,
-      rowMode: 'array',
-    });
+    const { rows: first } = await this.pool.query<OrderRow>({ ...FIRST_ORDERS, rowMode: 'array' });
     if (first.length <= LIST_BATCH_SIZE) return wholeListJson(first);
 
     const client = await this.pool.connect();
@@ -69,15 +67,18 @@ export class OrdersService {
   async cancel(id: string): Promise<void> {
     // The conditional UPDATE answers the status after it; 'pending' there means it lost a race
     // with another writer, so the status is read again.
-    let status = await this.queryStatus(CANCEL_SQL, id);
-    if (status === 'pending') status = await this.queryStatus(STATUS_SQL, id);
+    let status = await this.queryStatus(CANCEL_ORDER, id);
+    if (status === 'pending') status = await this.queryStatus(ORDER_STATUS, id);
     if (status === undefined) throw new ApiException(OrderErrors.ORDER_NOT_FOUND);
     if (status === 'shipped') throw new ApiException(OrderErrors.ORDER_ALREADY_SHIPPED);
   }
 
   /** The order's status as one statement (the cancel, or a plain read) returns it. */
-  private async queryStatus(sql: string, id: string): Promise<OrderStatus | undefined> {
-    const { rows } = await this.pool.query<{ status: OrderStatus }>(sql, [id]);
+  private async queryStatus(
+    statement: NamedStatement,
+    id: string,
+  ): Promise<OrderStatus | undefined> {
+    const { rows } = await this.pool.query<{ status: OrderStatus }>({ ...statement, values: [id] });
     return rows[0]?.status;
   }
 }

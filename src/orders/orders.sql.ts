@@ -1,3 +1,15 @@
+/**
+ * A statement sent by name (a prepared statement of pg): each pooled connection has PostgreSQL
+ * parse and plan it once, then only bind and execute it. On the paths of every request (a
+ * cancel, the list's first batch, v2's pages) that is most of the database's work per request:
+ * measured, a cancel went from about 415 to 130 µs of PostgreSQL CPU. Texts name their columns
+ * (never `*`), so a migration that adds a column leaves running instances' plans valid.
+ */
+export interface NamedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
 /** The columns of an `OrderRow` (order-json.ts), in its order. */
 export const ORDER_COLUMNS = `id, pet_id, quantity,
          to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ship_date,
@@ -5,6 +17,8 @@ export const ORDER_COLUMNS = `id, pet_id, quantity,
 
 /** Every order, by id: the whole list in one statement (the benchmark's baseline reads this). */
 export const LIST_ORDERS_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY id`;
+
+export const LIST_ORDERS: NamedStatement = { name: 'orders.list', text: LIST_ORDERS_SQL };
 
 /** Rows fetched from the server-side cursor per round trip, and so per chunk written. */
 export const LIST_BATCH_SIZE = 1000;
@@ -14,6 +28,8 @@ export const LIST_BATCH_SIZE = 1000;
  * from this one round trip. No parameter, so pg sends it as one simple Query message.
  */
 export const FIRST_ORDERS_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY id LIMIT ${LIST_BATCH_SIZE + 1}`;
+
+export const FIRST_ORDERS: NamedStatement = { name: 'orders.first', text: FIRST_ORDERS_SQL };
 
 /** The rest of a longer list: the orders after id `$1`, read through a cursor in batches. */
 export const ORDERS_AFTER_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 ORDER BY id`;
@@ -35,5 +51,9 @@ export const CANCEL_SQL = `
   UNION ALL
   SELECT status FROM orders WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`;
 
+export const CANCEL_ORDER: NamedStatement = { name: 'orders.cancel', text: CANCEL_SQL };
+
 /** The status of one order (after a cancel that met a concurrent change). */
 export const STATUS_SQL = 'SELECT status FROM orders WHERE id = $1';
+
+export const ORDER_STATUS: NamedStatement = { name: 'orders.status', text: STATUS_SQL };
