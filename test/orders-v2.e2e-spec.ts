@@ -342,6 +342,20 @@ describe('orders v2', () => {
       );
     });
 
+    it('writes an order exactly as v1 does, a ship date with microseconds included', async () => {
+      await insertOrders(t.db, [
+        { id: '1', petId: '7', quantity: 2, shipDate: '2026-05-01T10:00:00.123999Z' },
+        { id: '2', shipDate: '1999-12-31T23:59:59.999999Z', complete: true, status: 'shipped' },
+        { id: '3', shipDate: '2026-05-01T10:00:00Z' },
+      ]);
+      const v1 = await client.get('/v1/store/orders').expect(200);
+      const v2 = await client.get(LIST).expect(200);
+      // Milliseconds, truncated (PostgreSQL's MS), in both versions alike.
+      expect(v1.text).toContain('"shipDate":"2026-05-01T10:00:00.123Z"');
+      expect(v1.text).toContain('"shipDate":"1999-12-31T23:59:59.999Z"');
+      expect(v2.text).toBe(`{"data":${v1.text},"hasMore":false}`);
+    });
+
     it('asks for a key, with the same challenge and errors', async () => {
       const res = await api(t, null).get(LIST).expect(401);
       expectErrorBody(res, 401, 'UNAUTHORIZED');

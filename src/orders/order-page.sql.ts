@@ -3,10 +3,13 @@ import type { OrderPosition } from './order-cursor';
 import type { OrderRow } from './order-json';
 import type { OrderFilter, OrderSort } from './order-page-query';
 import { ORDER_STATUSES } from './order-status';
-import { NamedStatement, ORDER_COLUMNS } from './orders.sql';
+import type { NamedStatement } from './orders.sql';
 
-/** A row of a page: an `OrderRow`, then the exact ship date a cursor carries (microseconds). */
-export type OrderPageRow = [...OrderRow, shipKey: string | null];
+/**
+ * A row of a page: an `OrderRow` whose ship date is exact (microseconds, as a cursor carries it);
+ * the Order JSON gives it in milliseconds (`orderPageJson`).
+ */
+export type OrderPageRow = OrderRow;
 
 /**
  * One statement of a page, sent by name (see `NamedStatement`); its row limit is appended as the
@@ -31,8 +34,9 @@ function statementName(text: string): string {
   return name;
 }
 
-const PAGE_COLUMNS = `${ORDER_COLUMNS},
-         to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ship_key`;
+const PAGE_COLUMNS = `id, pet_id, quantity,
+         to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ship_date,
+         complete, status`;
 
 /**
  * The statements that read a page after `after` (from the start without it), in sort order: run

@@ -14,10 +14,30 @@ export interface OrderPage {
  * the one mapper that v1 uses too (exact int64, nulls left out). A cursor is base64url: no escaping.
  */
 export function orderPageJson(page: OrderPage): string {
-  const data = page.rows.map((row) => orderJson(row)).join(',');
+  let data = '';
+  for (const [id, petId, quantity, shipDate, complete, status] of page.rows) {
+    if (data !== '') data += ',';
+    data += orderJson([
+      id,
+      petId,
+      quantity,
+      shipDate && millisecondsOf(shipDate),
+      complete,
+      status,
+    ]);
+  }
   return page.nextCursor === undefined
     ? `{"data":[${data}],"hasMore":false}`
     : `{"data":[${data}],"hasMore":true,"nextCursor":"${page.nextCursor}"}`;
+}
+
+/**
+ * An exact ship date (`…:SS.ffffffZ`) as the Order JSON gives it, in milliseconds (`…:SS.fffZ`),
+ * truncated like PostgreSQL's `MS`: v1's list and v2's pages write the same instant alike. One
+ * formatted date per row from the database, not two.
+ */
+function millisecondsOf(exact: string): string {
+  return `${exact.slice(0, -4)}Z`;
 }
 
 /**

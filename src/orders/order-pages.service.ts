@@ -41,7 +41,7 @@ export class OrderPagesService {
     if (rows.length <= limit) return { rows };
     rows.length = limit;
     const last = rows[limit - 1];
-    const nextCursor = encodeCursor(filter, sort, { id: last[0], shipDate: last[6] });
+    const nextCursor = encodeCursor(filter, sort, { id: last[0], shipDate: last[3] });
     return { rows, nextCursor };
   }
 }
