@@ -19,8 +19,9 @@ export interface NotificationListenerOptions {
   /** A notification on the channel, in the order PostgreSQL sent it. */
   onNotification(payload: string): void;
   /**
-   * Listening (again). `since` (`performance.now()`): every notification of a transaction that
-   * commits from then on will be received; those sent before were not.
+   * Listening (again), and its first heartbeat came back. `since` (`performance.now()`): every
+   * notification of a transaction that commits from then on will be received; those sent before
+   * were not.
    */
   onListening(since: number): void;
   /**
@@ -67,6 +68,9 @@ const sleep = (ms: number): Promise<void> =>
 export class NotificationListener {
   /** The connection being set up or listening; undefined between attempts and once stopped. */
   private client: Client | undefined;
+  /** When the current connection's LISTEN was sent. */
+  private listenSentAt = 0;
+  /** Its first heartbeat has come back. */
   private listening = false;
   private stopped = false;
   private attempt = 0;
@@ -112,15 +116,12 @@ export class NotificationListener {
     });
     try {
       await client.connect();
-      const since = performance.now();
+      this.listenSentAt = performance.now();
       await client.query(
         `LISTEN ${escapeIdentifier(this.options.channel)}; LISTEN ${escapeIdentifier(this.heartbeatChannel)}`,
       );
-      if (this.client !== client) return; // lost, or stopped, meanwhile
-      this.listening = true;
-      this.attempt = 0;
-      this.options.onListening(since);
-      this.scheduleHeartbeat(client);
+      // Listening once a heartbeat has come back: notifications do arrive on this connection.
+      if (this.client === client) this.sendHeartbeat(client);
     } catch (error) {
       this.lose(client, error);
     }
@@ -155,6 +156,11 @@ export class NotificationListener {
     if (heartbeat?.payload !== payload) return;
     clearTimeout(heartbeat.timeout);
     this.heartbeat = undefined;
+    if (!this.listening) {
+      this.listening = true;
+      this.attempt = 0;
+      this.options.onListening(this.listenSentAt);
+    }
     this.options.onConfirmed(heartbeat.sentAt);
     this.scheduleHeartbeat(client);
   }
