@@ -44,7 +44,7 @@ describe('key lifecycle over HTTP', () => {
   it('refuses an expired key with error_description on every instance, though both had it cached', async () => {
     const expiresAt = new Date(Date.now() + 2_500);
     const { key } = await a.keys.issue({ plan: 'pro', expiresAt });
-    // Cached by both instances now, for the cache's 5 seconds: longer than the key has left.
+    // Cached by both instances now, for longer than the key has left.
     await api(a, key).get('/v1/store/orders').expect(200);
     await api(b, key).get('/v1/store/orders').expect(200);
 
@@ -69,7 +69,8 @@ describe('key lifecycle over HTTP', () => {
     for (let i = 0; i < 6; i++) await api(a, old.key).get('/v1/store/orders').expect(200);
 
     // A grace period longer than the key cache's 5 seconds: every instance has read the old key's
-    // new expiry by the time it ends, so it ends on the dot (a shorter one ends within 5 s).
+    // new expiry by the time it ends (announced at once, or within 5 s without the key changes
+    // feed), so it ends on the dot.
     const { issued, previous } = await a.keys.rotate(old.id, 5_500);
     expect(issued).toMatchObject({
       name: 'rotating',
@@ -161,7 +162,8 @@ describe('key lifecycle over HTTP', () => {
       (n) => n > 0,
       10_000,
     );
-    // Past the key cache's 5 seconds: the next burst makes the instance look the key up again.
+    // Past the key cache's 5 seconds: the next burst finds the key still cached (the key changes
+    // feed is up) or looks it up again; either way, no second write within the minute.
     await sleep(5_100);
     await burst();
     await sleep(1_000);

@@ -98,6 +98,27 @@ describe('ApiKeyAuthenticator', () => {
     clock.mockRestore();
   });
 
+  it('does not keep the answer of a lookup during which the key was announced as changed', async () => {
+    const { store, waiting } = pendingStore();
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    authenticator.changesFeedListening(performance.now());
+    const token = generateApiKey();
+    const first = requestWith(token);
+    const answer = authenticator.authenticate(first);
+    // Revoked after the lookup read the row, announced before its answer arrived.
+    authenticator.keyChanged(hashApiKey(token));
+    waiting[0].resolve(KEY);
+    expect(await answer).toBe(KEY);
+
+    const next = requestWith(token);
+    expect(authenticator.authenticateFromCache(next)).toBe(hashApiKey(token));
+    const again = authenticator.authenticate(next);
+    expect(store.findActive).toHaveBeenCalledTimes(2);
+    waiting[1].resolve(undefined);
+    expect(await again).toBeUndefined();
+    expect(next.authFailure).toBe('invalid');
+  });
+
   it('refuses more than one Authorization header, whatever they say, without a lookup', () => {
     const store = { findActive: jest.fn(), touch: jest.fn() };
     const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
@@ -170,6 +191,79 @@ describe('ApiKeyAuthenticator', () => {
       }
       expect(store.findActive).toHaveBeenCalledTimes(24);
       expect(store.touch).toHaveBeenCalledTimes(2);
+    });
+
+    /** Confirms the feed (as its heartbeat does) every second for `ms`. */
+    const heartbeatsFor = (authenticator: ApiKeyAuthenticator, ms: number): void => {
+      for (let t = 0; t < ms; t += 1_000) {
+        jest.advanceTimersByTime(1_000);
+        authenticator.changesFeedConfirmed(performance.now());
+      }
+    };
+
+    /** A key looked up (and cached) while the feed listens. */
+    const cachedWhileFeedListens = async () => {
+      const store = storeOf(KEY);
+      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      authenticator.changesFeedListening(performance.now());
+      const token = generateApiKey();
+      await authenticator.authenticate(requestWith(token));
+      return { store, authenticator, token };
+    };
+
+    it('keeps a key cached past 5 s while the feed listens, until a change to it is announced', async () => {
+      const { store, authenticator, token } = await cachedWhileFeedListens();
+
+      heartbeatsFor(authenticator, 9 * 60_000);
+      const later = requestWith(token);
+      expect(authenticator.authenticateFromCache(later)).toBeUndefined();
+      expect(later.auth).toBe(KEY);
+      expect(store.findActive).toHaveBeenCalledTimes(1);
+
+      authenticator.keyChanged(hashApiKey(token));
+      expect(authenticator.authenticateFromCache(requestWith(token))).toBe(hashApiKey(token));
+    });
+
+    it('asks the database again 5 s after a lookup when the feed is down, or was lost since', async () => {
+      const store = storeOf(KEY);
+      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      const [down, lost] = [generateApiKey(), generateApiKey()];
+      await authenticator.authenticate(requestWith(down));
+      authenticator.changesFeedListening(performance.now());
+      await authenticator.authenticate(requestWith(lost));
+      authenticator.changesFeedLost();
+      authenticator.changesFeedListening(performance.now());
+
+      heartbeatsFor(authenticator, 4_000);
+      for (const token of [down, lost]) {
+        expect(authenticator.authenticateFromCache(requestWith(token))).toBeUndefined();
+      }
+      heartbeatsFor(authenticator, 1_000);
+      for (const token of [down, lost]) {
+        expect(authenticator.authenticateFromCache(requestWith(token))).toBe(hashApiKey(token));
+      }
+    });
+
+    it('asks the database again 5 s after a lookup when the feed stops confirming', async () => {
+      const { authenticator, token } = await cachedWhileFeedListens();
+      heartbeatsFor(authenticator, 30_000);
+      expect(authenticator.authenticateFromCache(requestWith(token))).toBeUndefined();
+
+      // No heartbeat answered for 5 s: a change may have gone unannounced.
+      jest.advanceTimersByTime(5_000);
+      expect(authenticator.authenticateFromCache(requestWith(token))).toBe(hashApiKey(token));
+    });
+
+    it('writes last use about once a minute for a key that stays cached', async () => {
+      const { store, authenticator, token } = await cachedWhileFeedListens();
+      // Used every second for two and a half minutes.
+      for (let s = 0; s < 150; s++) {
+        heartbeatsFor(authenticator, 1_000);
+        expect(authenticator.authenticateFromCache(requestWith(token))).toBeUndefined();
+      }
+      expect(store.findActive).toHaveBeenCalledTimes(1);
+      // At the lookup, then 60 and 120 s later.
+      expect(store.touch).toHaveBeenCalledTimes(3);
     });
 
     it('never writes last use for an expired key', async () => {

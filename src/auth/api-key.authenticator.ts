@@ -4,20 +4,32 @@ import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { hashApiKey, parseBearer } from './api-key';
 import { ActiveKey, ApiKeyStore, isExpired } from './api-key.store';
+import { CachedLookup, ChangesFeedState, isTrusted, KEY_CACHE_TTL_MS } from './key-cache-trust';
 import './request-auth';
 
-/**
- * Keys resolved in the last few seconds, by hash, so neither real traffic nor a flood of bad keys
- * reaches the database on every request. The time to live bounds how long a revocation (or an
- * unban) takes to reach every instance.
- */
-export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_MAX_ENTRIES = 50_000;
 /**
  * Hashes found to be no valid key, kept apart from the valid ones: random keys fill (and evict
  * within) their own space, and can never push a valid key out of the cache.
  */
 const UNKNOWN_KEY_CACHE_MAX_ENTRIES = 10_000;
+
+/** A resolved key in the cache, with what decides whether it may still be used (`isTrusted`). */
+interface CachedKey extends CachedLookup {
+  key: ActiveKey;
+  /** When its use is next to be written (ms since the epoch): see `recordUse`. */
+  useDueAt: number;
+}
+
+/** A database lookup under way. */
+interface PendingLookup extends CachedLookup {
+  /** The key changed while it was under way: its answer may predate the change. */
+  changed: boolean;
+}
+
+interface Lookup extends PendingLookup {
+  result: Promise<ActiveKey | undefined>;
+}
 
 /** How many `Authorization` fields the request sent (Node keeps only the first in `headers`). */
 function authorizationFields(rawHeaders: readonly string[]): number {
@@ -35,20 +47,28 @@ function authorizationFields(rawHeaders: readonly string[]): number {
  */
 export const LAST_USE_WRITE_INTERVAL_MS = 60_000;
 
-/** Resolves `Authorization: Bearer <key>` to the key's id, plan and limits, without rejecting. */
+/**
+ * Resolves `Authorization: Bearer <key>` to the key's id, plan and limits, without rejecting.
+ *
+ * Resolved keys are cached by hash, so neither real traffic nor a flood of bad keys reaches the
+ * database on every request. A cached key is used for {@link KEY_CACHE_TTL_MS}, and for up to
+ * ten minutes while the key changes feed (`KeyChangesFeed`) is up: a change to a key arrives
+ * from it and drops the key from the cache at once (`keyChanged`). See `isTrusted`.
+ */
 @Injectable()
 export class ApiKeyAuthenticator {
-  private readonly cache = new LRUCache<string, ActiveKey>({
-    max: KEY_CACHE_MAX_ENTRIES,
-    ttl: KEY_CACHE_TTL_MS,
-    // Staleness read from the clock at each lookup, not from a clock cached by a new timer every
-    // millisecond: the lookup is on every request.
-    ttlResolution: 0,
-  });
+  /**
+   * No time to live of its own: `isTrusted` decides, from the entry and the feed, at each use.
+   * Least recently used keys go first when it is full.
+   */
+  private readonly cache = new LRUCache<string, CachedKey>({ max: KEY_CACHE_MAX_ENTRIES });
 
+  /** Never kept longer than {@link KEY_CACHE_TTL_MS}: a key issued later must work at once. */
   private readonly unknown = new LRUCache<string, true>({
     max: UNKNOWN_KEY_CACHE_MAX_ENTRIES,
     ttl: KEY_CACHE_TTL_MS,
+    // Staleness read from the clock at each lookup, not from a clock cached by a new timer every
+    // millisecond: the lookup is on every request.
     ttlResolution: 0,
   });
 
@@ -63,10 +83,17 @@ export class ApiKeyAuthenticator {
    * Database lookups under way, by hash. When a key's cache entry lapses under load, the requests
    * that carry it at that moment wait for one lookup instead of each sending its own.
    */
-  private readonly lookups = new Map<string, Promise<ActiveKey | undefined>>();
+  private readonly lookups = new Map<string, Lookup>();
 
   /** When this instance last wrote each key's last use (ms since the epoch), by key id. */
   private readonly lastUseWritten = new LRUCache<string, number>({ max: KEY_CACHE_MAX_ENTRIES });
+
+  /** Down until `KeyChangesFeed` says it listens. */
+  private readonly feed: ChangesFeedState = {
+    epoch: 0,
+    listening: false,
+    confirmedAt: -Infinity,
+  };
 
   constructor(
     private readonly store: ApiKeyStore,
@@ -117,9 +144,12 @@ export class ApiKeyAuthenticator {
       return undefined;
     }
     const keyHash = hashApiKey(bearer.token);
-    const cached = this.cache.get(keyHash);
-    if (cached !== undefined) this.settle(req, cached);
-    else if (this.unknown.get(keyHash)) req.authFailure = 'invalid';
+    const cached = this.trusted(keyHash);
+    if (cached !== undefined) {
+      this.settle(req, cached.key);
+      // A key that stays cached is still recorded as used, about once a minute.
+      if (Date.now() >= cached.useDueAt && !isExpired(cached.key)) this.recordUse(cached);
+    } else if (this.unknown.get(keyHash)) req.authFailure = 'invalid';
     else return keyHash;
     return undefined;
   }
@@ -134,6 +164,43 @@ export class ApiKeyAuthenticator {
     req.authFailure = 'invalid';
   }
 
+  /**
+   * The key with this hash changed in the database (the feed said so): forget what this instance
+   * knows of it, and of any lookup of it under way, so that its next request asks the database.
+   */
+  keyChanged(keyHash: string): void {
+    this.cache.delete(keyHash);
+    this.unknown.delete(keyHash);
+    const lookup = this.lookups.get(keyHash);
+    if (lookup) lookup.changed = true;
+  }
+
+  /** The feed listens (again) and will report every change committed from `since` on. */
+  changesFeedListening(since: number): void {
+    this.feed.epoch++;
+    this.feed.listening = true;
+    this.feed.confirmedAt = since;
+  }
+
+  /** The feed has reported every change committed before `at`. */
+  changesFeedConfirmed(at: number): void {
+    this.feed.confirmedAt = at;
+  }
+
+  /** The feed is down: changes may be missed until it listens again. */
+  changesFeedLost(): void {
+    this.feed.epoch++;
+    this.feed.listening = false;
+  }
+
+  /** The cached entry of this hash, if it may still be used; an entry that may not is dropped. */
+  private trusted(keyHash: string): CachedKey | undefined {
+    const cached = this.cache.get(keyHash);
+    if (cached === undefined || isTrusted(cached, this.feed, performance.now())) return cached;
+    this.cache.delete(keyHash);
+    return undefined;
+  }
+
   private settle(req: Request, key: ActiveKey | undefined): void {
     if (!key) req.authFailure = 'invalid';
     // Checked on every use, not when cached: a key is refused from the moment it expires.
@@ -142,38 +209,58 @@ export class ApiKeyAuthenticator {
   }
 
   private resolve(keyHash: string): Promise<ActiveKey | undefined> {
-    const cached = this.cache.get(keyHash);
-    if (cached !== undefined || this.unknown.get(keyHash)) return Promise.resolve(cached);
-    let lookup = this.lookups.get(keyHash);
-    if (!lookup) {
-      lookup = this.lookUp(keyHash).finally(() => this.lookups.delete(keyHash));
-      this.lookups.set(keyHash, lookup);
-    }
+    const cached = this.trusted(keyHash);
+    if (cached !== undefined) return Promise.resolve(cached.key);
+    if (this.unknown.get(keyHash)) return Promise.resolve(undefined);
+    return (this.lookups.get(keyHash) ?? this.startLookUp(keyHash)).result;
+  }
+
+  private startLookUp(keyHash: string): Lookup {
+    // Taken before the database is asked: a change that commits later is either in the answer or
+    // announced after this (while the lookup is under way, or once its answer is cached).
+    const pending: PendingLookup = {
+      lookedUpAt: performance.now(),
+      epoch: this.feed.epoch,
+      changed: false,
+    };
+    const result = this.lookUp(keyHash, pending).finally(() => this.lookups.delete(keyHash));
+    const lookup = Object.assign(pending, { result });
+    this.lookups.set(keyHash, lookup);
     return lookup;
   }
 
-  private async lookUp(keyHash: string): Promise<ActiveKey | undefined> {
-    const key = await this.store.findActive(keyHash);
+  private async lookUp(keyHash: string, pending: PendingLookup): Promise<ActiveKey | undefined> {
+    const key = (await this.store.findActive(keyHash)) ?? undefined;
+    // A key announced as changed meanwhile: the answer serves the requests that waited for it,
+    // but is not kept.
+    const keep = !pending.changed;
     if (!key) {
-      this.unknown.set(keyHash, true);
+      if (keep) this.unknown.set(keyHash, true);
       this.known.delete(keyHash);
-    } else {
-      this.cache.set(keyHash, key);
-      this.known.set(keyHash, true);
-      if (!isExpired(key)) this.recordUse(key.keyId);
+      return undefined;
     }
-    return key ?? undefined;
+    const { lookedUpAt, epoch } = pending;
+    const cached: CachedKey = { key, lookedUpAt, epoch, useDueAt: 0 };
+    if (keep) this.cache.set(keyHash, cached);
+    this.known.set(keyHash, true);
+    if (!isExpired(key)) this.recordUse(cached);
+    return key;
   }
 
   /**
-   * Called when a key is looked up (at most once per cache period): writes its last use unless
-   * this instance did within the last minute.
+   * Called when a key is looked up, and when a cached key is used past its `useDueAt`: writes its
+   * last use unless this instance did within the last minute.
    */
-  private recordUse(keyId: string): void {
+  private recordUse(cached: CachedKey): void {
+    const { keyId } = cached.key;
     const now = Date.now();
     const written = this.lastUseWritten.get(keyId);
-    if (written !== undefined && now - written < LAST_USE_WRITE_INTERVAL_MS) return;
+    if (written !== undefined && now - written < LAST_USE_WRITE_INTERVAL_MS) {
+      cached.useDueAt = written + LAST_USE_WRITE_INTERVAL_MS;
+      return;
+    }
     this.lastUseWritten.set(keyId, now);
+    cached.useDueAt = now + LAST_USE_WRITE_INTERVAL_MS;
     this.store.touch(keyId).catch((err: unknown) => {
       this.logger.warn({ err, keyId }, 'could not record last use of key');
     });

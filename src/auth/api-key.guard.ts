@@ -35,8 +35,8 @@ export function ambiguousCredentials(): ApiException {
 
 /**
  * First of the global guard chain: decides the request's key (`req.auth`) from the header and the
- * key cache, without rejecting it and without the database: a key seen in the last seconds (nearly
- * every request) is decided here, with no promise. A key not in the cache is left to the rate
+ * key cache, without rejecting it and without the database: a key in the cache (nearly every
+ * request) is decided here, with no promise. A key not in the cache is left to the rate
  * limiter that runs next, which looks it up within the client IP's budget of unknown keys.
  */
 @Injectable()

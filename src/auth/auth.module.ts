@@ -5,10 +5,12 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyStore } from './api-key.store';
 import { DemoKeysSeeder } from './demo-keys.seeder';
+import { KeyChangesFeed } from './key-changes.feed';
 
 /**
- * API keys: the store, the authenticator that resolves a bearer key to its plan, and the demo keys
- * of the embedded default. The guards that use them are registered, in order, by AppModule.
+ * API keys: the store, the authenticator that resolves a bearer key to its plan (with the feed of
+ * key changes that keeps its cache current), and the demo keys of the embedded default. The guards
+ * that use them are registered, in order, by AppModule.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey])],
@@ -19,6 +21,7 @@ import { DemoKeysSeeder } from './demo-keys.seeder';
       useFactory: (ds: DataSource) => new ApiKeyStore(ds),
     },
     ApiKeyAuthenticator,
+    KeyChangesFeed,
     DemoKeysSeeder,
   ],
   exports: [ApiKeyStore, ApiKeyAuthenticator],

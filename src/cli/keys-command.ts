@@ -39,14 +39,14 @@ and one ban. The new key does not expire unless --expires-in or --expires-at say
   },
   revoke: {
     synopsis: 'revoke <id>',
-    help: `Stop a key working: refused on every instance within 5 seconds. Revoking a revoked key
-changes nothing.`,
+    help: `Stop a key working: refused on every instance at once (within 5 seconds at worst).
+Revoking a revoked key changes nothing.`,
     options: [],
   },
   unban: {
     synopsis: 'unban <id>',
     help: `Lift a rate-limit ban from a key (and the other keys of its rotation family): on every
-instance within 5 seconds.`,
+instance at once (within 5 seconds at worst).`,
     options: [],
   },
 };

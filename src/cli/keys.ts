@@ -75,14 +75,14 @@ async function run(command: StoreCommand, store: ApiKeyStore): Promise<number> {
       print(
         alreadyRevoked
           ? `Key ${key.id} was already revoked${when}; nothing changed\n`
-          : `Revoked key ${key.id}: refused on every instance within 5 seconds\n`,
+          : `Revoked key ${key.id}: refused on every instance at once (within 5 seconds at worst)\n`,
       );
       return 0;
     }
     case 'unban': {
       const key = await store.unban(command.id);
       print(
-        `Unbanned key ${key.id} and any key rotated from or to it: on every instance within 5 seconds\n`,
+        `Unbanned key ${key.id} and any key rotated from or to it: on every instance at once (within 5 seconds at worst)\n`,
       );
       return 0;
     }

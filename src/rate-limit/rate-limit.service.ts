@@ -151,7 +151,7 @@ export class RateLimitService {
     if (key) {
       await this.keys.ban(key.familyId, until);
       // The cached key is this object: this instance sees the ban at once, others (and the other
-      // keys of a rotation family) within the key cache's lifetime.
+      // keys of a rotation family) when the key changes feed announces it (within 5 s without it).
       key.bannedUntil = until;
     }
     this.metrics.keyBanned(key?.plan ?? 'anonymous');

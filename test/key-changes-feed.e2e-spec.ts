@@ -1,0 +1,307 @@
+import 'reflect-metadata';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Pool, type Notification } from 'pg';
+import { DataSource } from 'typeorm';
+import { hashApiKey } from '../src/auth/api-key';
+import { KEY_CHANGES_APPLICATION_NAME, KEY_CHANGES_CHANNEL } from '../src/auth/key-changes.feed';
+import { ApiKeyChangesNotify1764000000000 } from '../src/auth/migrations/1764000000000-api-key-changes-notify';
+import { dataSourceOptions } from '../src/database/data-source-options';
+import { AppProcess } from './support/app-process';
+import { bearerFor } from './support/auth';
+import { buildOnce } from './support/build';
+import { eventually } from './support/eventually';
+import { httpRequest } from './support/http';
+import { createTestDatabase } from './support/test-app';
+
+const ROOT = join(__dirname, '..');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Well within the 5 s a change takes to reach an instance without the feed. */
+const AT_ONCE_MS = 2_000;
+
+interface Instance {
+  app: AppProcess;
+  url: string;
+}
+
+/** The built service (`node dist/main.js`) on `databaseUrl`, once its key changes feed listens. */
+async function startInstance(databaseUrl: string, env: Record<string, string> = {}) {
+  const { app, url } = await AppProcess.start(['node', 'dist/main.js'], {
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  await app.waitFor(/key changes feed listening/);
+  return { app, url };
+}
+
+/** A new key in the database, as the `keys` tool stores one: its plaintext and its hash. */
+async function newKey(databaseUrl: string): Promise<{ key: string; hash: string }> {
+  const { Authorization } = await bearerFor(databaseUrl);
+  const key = Authorization.slice('Bearer '.length);
+  return { key, hash: hashApiKey(key) };
+}
+
+const statusOf = async ({ url }: Instance, key: string): Promise<number> =>
+  (await httpRequest(`${url}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } }))
+    .status;
+
+/** Waits until `instance` refuses `key` (401), for at most `withinMs`. */
+const refusedWithin = (instance: Instance, key: string, withinMs: number): Promise<number> =>
+  eventually(
+    () => statusOf(instance, key),
+    (status) => status === 401,
+    withinMs,
+  );
+
+/** Changes a key's row without the trigger: no instance hears of it (session_replication_role). */
+async function changeUnannounced(db: Pool, sql: string, params: unknown[]): Promise<void> {
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL session_replication_role = replica');
+    await client.query(sql, params);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+}
+
+/** Ends the feeds' connections, as a network failure or a restart of PostgreSQL would. */
+const terminateFeeds = (db: Pool): Promise<unknown> =>
+  db.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+     WHERE application_name = $1 AND datname = current_database()`,
+    [KEY_CHANGES_APPLICATION_NAME],
+  );
+
+/** The log lines of `app` at `level` (pino's number) whose message matches `pattern`. */
+const logged = (app: AppProcess, level: number, pattern: RegExp) =>
+  app.json().filter((line) => line.level === level && pattern.test(String(line.msg)));
+
+describe('the key changes feed, two instances on one database', () => {
+  // Several cases wait out the 5 s bound, one a whole minute of use.
+  jest.setTimeout(150_000);
+
+  let databaseUrl: string;
+  let db: Pool;
+  let a: Instance;
+  let b: Instance;
+
+  beforeAll(async () => {
+    await buildOnce();
+    databaseUrl = await createTestDatabase();
+    db = new Pool({ connectionString: databaseUrl, max: 2 });
+    [a, b] = await Promise.all([startInstance(databaseUrl), startInstance(databaseUrl)]);
+  }, 300_000);
+  afterAll(async () => {
+    await Promise.all([a.app.stop(), b.app.stop()]);
+    await db.end();
+  });
+
+  it('refuses a key revoked with `keys revoke` on both instances at once, though both had it cached', async () => {
+    const { key, hash } = await newKey(databaseUrl);
+    expect(await statusOf(a, key)).toBe(200);
+    expect(await statusOf(b, key)).toBe(200);
+
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM api_keys WHERE key_hash = $1', [
+      hash,
+    ]);
+    await promisify(execFile)(process.execPath, ['dist/cli/keys.js', 'revoke', rows[0].id], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+    });
+    await refusedWithin(a, key, AT_ONCE_MS);
+    await refusedWithin(b, key, AT_ONCE_MS);
+  });
+
+  it('keeps a key cached past 5 s while the feed is up: a change it is not told of goes unseen, the next is seen at once', async () => {
+    const { key, hash } = await newKey(databaseUrl);
+    expect(await statusOf(a, key)).toBe(200);
+    expect(await statusOf(b, key)).toBe(200);
+
+    await changeUnannounced(db, 'UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [
+      hash,
+    ]);
+    await sleep(6_000);
+    // Past the 5 s bound, still admitted: neither instance asked the database again.
+    expect(await statusOf(a, key)).toBe(200);
+    expect(await statusOf(b, key)).toBe(200);
+
+    // Any change that decides admission is announced, and the instances read the row afresh.
+    await db.query(
+      `UPDATE api_keys SET banned_until = now() + interval '1 minute' WHERE key_hash = $1`,
+      [hash],
+    );
+    await refusedWithin(a, key, AT_ONCE_MS);
+    await refusedWithin(b, key, AT_ONCE_MS);
+  });
+
+  it('falls back to the 5 s bound when the feed is lost, logs it, and is told of changes again once back', async () => {
+    const { key, hash } = await newKey(databaseUrl);
+    const cachedAt = Date.now();
+    expect(await statusOf(a, key)).toBe(200);
+
+    await terminateFeeds(db);
+    await changeUnannounced(db, 'UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [
+      hash,
+    ]);
+    // Not told of it, yet refused within the 5 s bound (with room for a loaded machine), and not
+    // before: the instance asked the database once its entry was 5 s old.
+    await refusedWithin(a, key, 8_000);
+    expect(Date.now() - cachedAt).toBeGreaterThan(4_500);
+
+    const [lost] = logged(a.app, 40, /key changes feed lost/);
+    expect(lost.msg).toBe(
+      'key changes feed lost: cached keys are trusted for 5 s only until it returns',
+    );
+    await a.app.waitFor(/key changes feed is back/);
+    await b.app.waitFor(/key changes feed is back/);
+    expect(logged(a.app, 30, /key changes feed is back/)).toHaveLength(1);
+
+    // Back: a key cached from now on is dropped as soon as it changes.
+    const other = await newKey(databaseUrl);
+    expect(await statusOf(a, other.key)).toBe(200);
+    expect(await statusOf(b, other.key)).toBe(200);
+    await db.query('UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [other.hash]);
+    await refusedWithin(a, other.key, AT_ONCE_MS);
+    await refusedWithin(b, other.key, AT_ONCE_MS);
+  });
+
+  it('writes last_used_at about once a minute for a key in continuous use, though it stays cached', async () => {
+    const { key, hash } = await newKey(databaseUrl);
+    const lastUsed = async (): Promise<number> => {
+      const { rows } = await db.query<{ last_used_at: Date | null }>(
+        'SELECT last_used_at FROM api_keys WHERE key_hash = $1',
+        [hash],
+      );
+      return rows[0].last_used_at?.getTime() ?? 0;
+    };
+    expect(await statusOf(a, key)).toBe(200);
+    const first = await eventually(lastUsed, (t) => t > 0, 10_000);
+
+    // Used every second; written again a minute after the first write, not before.
+    const deadline = Date.now() + 80_000;
+    let written = first;
+    while (written === first && Date.now() < deadline) {
+      expect(await statusOf(a, key)).toBe(200);
+      written = await lastUsed();
+      await sleep(1_000);
+    }
+    expect(written - first).toBeGreaterThanOrEqual(59_000);
+    expect(written - first).toBeLessThan(75_000);
+  });
+});
+
+describe('the api_keys trigger', () => {
+  let databaseUrl: string;
+  let listener: Client;
+  const heard: string[] = [];
+
+  beforeAll(async () => {
+    databaseUrl = await createTestDatabase();
+    listener = new Client({ connectionString: databaseUrl });
+    await listener.connect();
+    listener.on('notification', (n: Notification) => heard.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${KEY_CHANGES_CHANNEL}`);
+  });
+  afterAll(() => listener.end());
+
+  /** What the channel says after `sql` (a round trip on the listener brings what was sent). */
+  async function announced(sql: string, params: unknown[]): Promise<string[]> {
+    heard.length = 0;
+    await listener.query(sql, params);
+    await listener.query('SELECT 1');
+    return [...heard];
+  }
+
+  it('announces a change of anything but last_used_at, with the key hash', async () => {
+    const { hash } = await newKey(databaseUrl);
+    expect(
+      await announced('UPDATE api_keys SET last_used_at = now() WHERE key_hash = $1', [hash]),
+    ).toEqual([]);
+    // Nothing changed (an unban of a key that is not banned): nothing to say.
+    expect(
+      await announced('UPDATE api_keys SET banned_until = NULL WHERE key_hash = $1', [hash]),
+    ).toEqual([]);
+    for (const change of [
+      'revoked_at = now()',
+      `banned_until = now() + interval '1 hour'`,
+      `expires_at = now() + interval '1 day'`,
+      'per_minute = 5',
+    ]) {
+      expect(await announced(`UPDATE api_keys SET ${change} WHERE key_hash = $1`, [hash])).toEqual([
+        hash,
+      ]);
+    }
+  });
+
+  it('announces both hashes when a hash changes, and the hash of a deleted key', async () => {
+    const { hash } = await newKey(databaseUrl);
+    const replacement = hashApiKey('sk_replacement');
+    expect(
+      await announced('UPDATE api_keys SET key_hash = $2 WHERE key_hash = $1', [hash, replacement]),
+    ).toEqual([hash, replacement]);
+    expect(await announced('DELETE FROM api_keys WHERE key_hash = $1', [replacement])).toEqual([
+      replacement,
+    ]);
+  });
+
+  it('is removed by the migration’s down(), and put back by its up()', async () => {
+    const { hash } = await newKey(databaseUrl);
+    const change = `UPDATE api_keys SET revoked_at = now() - interval '1 second' WHERE key_hash = $1`;
+    const ds = new DataSource(
+      dataSourceOptions(databaseUrl, {
+        connectTimeoutMs: 5000,
+        statementTimeoutMs: 30000,
+        poolSize: 1,
+      }),
+    );
+    await ds.initialize();
+    const runner = ds.createQueryRunner();
+    try {
+      const migration = new ApiKeyChangesNotify1764000000000();
+      await migration.down(runner);
+      expect(await announced(change, [hash])).toEqual([]);
+      await migration.up(runner);
+      expect(await announced(change.replace('1 second', '2 seconds'), [hash])).toEqual([hash]);
+    } finally {
+      await runner.release();
+      await ds.destroy();
+    }
+  });
+});
+
+describe('the key changes feed at shutdown', () => {
+  it('exits 0 at SIGTERM, promptly, while its feed cannot reconnect', async () => {
+    await buildOnce();
+    const databaseUrl = await createTestDatabase();
+    const name = databaseUrl.split('/').pop() as string;
+    const admin = new Client({ connectionString: databaseUrl.replace(/[^/]+$/, 'postgres') });
+    await admin.connect();
+    const { app } = await startInstance(databaseUrl, { SHUTDOWN_TIMEOUT_MS: '20000' });
+    try {
+      // No new connection to its database from now on: the feed's reconnect attempts all fail.
+      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = $1 AND datname = $2`,
+        [KEY_CHANGES_APPLICATION_NAME, name],
+      );
+      await app.waitFor(/key changes feed lost/);
+      await sleep(1_000);
+
+      const stopping = Date.now();
+      app.kill('SIGTERM');
+      expect(await app.exited).toEqual({ code: 0, signal: null });
+      expect(Date.now() - stopping).toBeLessThan(10_000);
+      expect(app.find(/key changes feed is back/)).toBeUndefined();
+    } finally {
+      await app.stop();
+      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+  }, 300_000);
+});
