@@ -310,6 +310,9 @@ async function main(): Promise<boolean> {
 
     log(`many keys: ${MANY_KEYS.toLocaleString('en-US')} keys in turn against one key…`);
     const manyKeys = await issueKeys(databaseUrl, MANY_KEYS);
+    // Each key's first use is a database lookup (then the key stays cached while the key changes
+    // feed is up): timed on its own, so that the turns measure keys in use, not keys new to it.
+    const { seconds: firstUseSeconds } = await sendOnceEach(service.url, cancel, manyKeys);
     const keyTurns = await driveInTurns(
       {
         oneKey: { url: service.url, headers: {}, authorizations: [headers.Authorization] },
@@ -323,6 +326,7 @@ async function main(): Promise<boolean> {
     const { seconds: memorySeconds } = await sendOnceEach(service.url, cancel, memoryKeys);
     const manyKeysResult: ManyKeysResult = {
       keys: MANY_KEYS,
+      firstUseSeconds,
       ...keyTurns,
       memoryKeys: MEMORY_KEYS,
       rssBeforeBytes,
@@ -382,7 +386,9 @@ async function main(): Promise<boolean> {
     }
     let pages: PageDepthResult[] | string;
     try {
-      log(`v2 pages: refilling the table with ${LARGE_LIST_ORDERS.toLocaleString('en-US')} orders…`);
+      log(
+        `v2 pages: refilling the table with ${LARGE_LIST_ORDERS.toLocaleString('en-US')} orders…`,
+      );
       await seedPageOrders(databaseUrl, LARGE_LIST_ORDERS);
       // The load's dirty pages written out now, not by a checkpoint in the middle of the timing.
       await withClient(databaseUrl, (c) => c.query('CHECKPOINT'));
@@ -436,14 +442,12 @@ async function main(): Promise<boolean> {
       },
       ...(typeof pages === 'string'
         ? [{ name: 'v2 pages flat at depth', target: 'measured', actual: pages, pass: false }]
-        : pages.map(
-            (p): Check => ({
-              name: `v2 ${p.shape.name}: deep page p50 ÷ page 1 p50`,
-              target: `≤ ${TARGETS.pageDepth.toFixed(2)}×`,
-              actual: `${p.ratio.toFixed(2)}× (${p.firstP50Ms.toFixed(2)} / ${p.deepP50Ms.toFixed(2)} ms)`,
-              pass: p.ratio <= TARGETS.pageDepth,
-            }),
-          )),
+        : pages.map((p): Check => ({
+            name: `v2 ${p.shape.name}: deep page p50 ÷ page 1 p50`,
+            target: `≤ ${TARGETS.pageDepth.toFixed(2)}×`,
+            actual: `${p.ratio.toFixed(2)}× (${p.firstP50Ms.toFixed(2)} / ${p.deepP50Ms.toFixed(2)} ms)`,
+            pass: p.ratio <= TARGETS.pageDepth,
+          }))),
       ...largeLists.flatMap((r): Check[] => [
         {
           name: `1,000,000-order list (${r.encoding}) is whole`,
