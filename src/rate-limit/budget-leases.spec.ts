@@ -70,11 +70,34 @@ describe('BudgetLeases', () => {
     expect(leases.take('key:a', specs, keep)).toBeUndefined();
   });
 
-  it('hands back a lease still held when a newer one replaces it', () => {
+  it('adds a grant to a lease of the same windows: counts go on one by one', () => {
     leases.grant('key:a', specs, counted(now, 14), 3, keep);
-    leases.grant('key:a', specs, counted(now, 20), 5, keep);
+    leases.take('key:a', specs, keep);
+    // 2 of the 3 still held here, 5 more: Redis counts 19, of which 7 are not spent yet.
+    leases.grant('key:a', specs, counted(now, 19), 5, keep);
+    const counts = Array.from({ length: 7 }, () => leases.take('key:a', specs, keep)?.[0].count);
+    expect(counts).toEqual([13, 14, 15, 16, 17, 18, 19]);
+    expect(leases.take('key:a', specs, keep)).toBeUndefined();
+    expect(returned).toEqual([]);
+  });
+
+  it('replaces a lease of windows that have reset since, handing it back', () => {
+    leases.grant('key:a', specs, counted(now, 14), 3, keep);
+    leases.grant('key:a', specs, counted(now + 60_000, 6), 5, keep);
     expect(returned.map((r) => r.unused)).toEqual([3]);
-    expect(leases.take('key:a', specs, keep)?.[0].count).toBe(16);
+    expect(leases.take('key:a', specs, keep)?.[0].count).toBe(2);
+  });
+
+  it('asks for a top-up once a lease is down to half of its grant, one at a time', () => {
+    leases.grant('key:a', specs, counted(now, 14), 4, keep);
+    leases.take('key:a', specs, keep);
+    expect(leases.wantsTopUp('key:a')).toBe(false);
+    leases.take('key:a', specs, keep);
+    expect(leases.wantsTopUp('key:a')).toBe(true);
+    expect(leases.wantsTopUp('key:a')).toBe(false);
+    leases.grant('key:a', specs, counted(now, 18), 4, keep);
+    expect(leases.wantsTopUp('key:a')).toBe(false);
+    expect(leases.wantsTopUp('key:b')).toBe(false);
   });
 
   it('releases the lapsed leases, or all of them at shutdown', () => {

@@ -8,7 +8,8 @@ import { WindowSpec, WindowState } from './rate-limit.storage';
  * When a request is admitted by Redis and every window of its tracker still has plenty of room,
  * the same atomic step also counts a small block of further requests (the lease) against the
  * windows. This instance then admits up to that many requests of the tracker on its own, with no
- * round trip, for at most {@link LEASE_MS}. The counters in Redis always include every leased
+ * round trip, for at most {@link LEASE_MS} (topped up in the background before it runs out, while
+ * the tracker keeps sending and has room). The counters in Redis always include every leased
  * request, so instances together never admit more than a limit; a lease's unused requests are
  * handed back (when it lapses, or the process stops), so nothing is lost either.
  *
@@ -39,6 +40,8 @@ export interface LeaseReturn {
 
 interface Lease {
   left: number;
+  /** Requests of the last grant: below half of it left, a top-up is asked for. */
+  size: number;
   /** The windows as counted in Redis when granted: every leased request included. */
   windows: WindowState[];
   /** The window specs it was granted for (limits change with a key's plan). */
@@ -48,6 +51,14 @@ interface Lease {
 
 const specsOf = (windows: WindowSpec[]): string =>
   windows.map((w) => `${w.name}:${w.limit}:${w.ttlMs}`).join(',');
+
+/** Slack on a window's reset when telling it from the next one (clocks, time in flight). */
+export const RESET_TOLERANCE_MS = 1_000;
+
+/** Whether two states are of the same windows (the same resets), not of a window and its next. */
+const sameWindows = (a: WindowState[], b: WindowState[]): boolean =>
+  a.length === b.length &&
+  a.every((w, i) => Math.abs(w.resetAtMs - b[i].resetAtMs) <= RESET_TOLERANCE_MS);
 
 /** Trackers whose last request this instance remembers, to tell a busy one from an idle one. */
 const MAX_RECENT_TRACKERS = 10_000;
@@ -98,9 +109,22 @@ export class BudgetLeases {
   }
 
   /**
-   * Records the answer to a request that asked for a lease (`wants`): `counted` as Redis counted
-   * the windows, the `granted` requests included (0 when the request was not admitted, or Redis
-   * did not answer). A lease still held is replaced, and handed back through `onReplaced`.
+   * Whether to top the tracker's lease up now, in the background: it is down to half of its last
+   * grant, and no lease is asked for already. Under steady load the lease is refilled before it
+   * runs out, so requests keep being admitted here, none waiting on Redis.
+   */
+  wantsTopUp(tracker: string): boolean {
+    const lease = this.leases.get(tracker);
+    if (!lease || lease.left * 2 > lease.size || this.asking.has(tracker)) return false;
+    this.asking.add(tracker);
+    return true;
+  }
+
+  /**
+   * Records the answer to a lease asked for (`wants`, `wantsTopUp`): `counted` as Redis counted
+   * the windows, the `granted` requests included (0 when none was granted, or Redis did not
+   * answer). Added to a lease still held of the same windows; a lease of other windows (they
+   * have reset since) or other limits is replaced, and handed back through `onReplaced`.
    */
   grant(
     tracker: string,
@@ -111,14 +135,26 @@ export class BudgetLeases {
   ): void {
     this.asking.delete(tracker);
     if (granted <= 0) return;
+    const specs = specsOf(windows);
+    const expiresAtMs = Math.min(this.now() + LEASE_MS, ...counted.map((w) => w.resetAtMs));
     const held = this.leases.get(tracker);
+    if (held && held.specs === specs && sameWindows(held.windows, counted)) {
+      // Redis' counts include the requests still held here: the next one is counted after them.
+      Object.assign(held, {
+        left: held.left + granted,
+        size: granted,
+        windows: counted,
+        expiresAtMs,
+      });
+      return;
+    }
     if (held && held.left > 0) onReplaced({ tracker, unused: held.left, windows: held.windows });
-    const firstReset = Math.min(...counted.map((w) => w.resetAtMs));
     this.leases.set(tracker, {
       left: granted,
+      size: granted,
       windows: counted,
-      specs: specsOf(windows),
-      expiresAtMs: Math.min(this.now() + LEASE_MS, firstReset),
+      specs,
+      expiresAtMs,
     });
   }
 

@@ -8,6 +8,7 @@ import {
   LEASE_SHARE,
   LeaseReturn,
   MAX_LEASE,
+  RESET_TOLERANCE_MS,
 } from './budget-leases';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import {
@@ -87,8 +88,30 @@ end
 return 0
 `;
 
-/** Slack on a window's reset when telling it from the next one (clocks, time in flight). */
-const RESET_TOLERANCE_MS = 1_000;
+/**
+ * Adds requests to a lease held here, counting no request. KEYS: one counter per window. ARGV:
+ * the most requests to lease, the lease share and floor, then the limit per window. Grants none if
+ * a window has reset (its next request starts it, one at a time) or is short of room.
+ * Returns: requests leased, then count and ms-to-reset per window.
+ */
+const TOP_UP_SCRIPT = `
+local n = #KEYS
+local lease = tonumber(ARGV[1])
+local counts, ttls = {}, {}
+for i = 1, n do
+  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+  ttls[i] = redis.call('PTTL', KEYS[i])
+  local remaining = tonumber(ARGV[3 + i]) - counts[i]
+  if ttls[i] <= 0 or remaining < tonumber(ARGV[3]) then lease = 0
+  else lease = math.min(lease, math.floor(remaining / tonumber(ARGV[2]))) end
+end
+if lease > 0 then
+  for i = 1, n do counts[i] = redis.call('INCRBY', KEYS[i], lease) end
+end
+local out = { lease }
+for i = 1, n do out[#out + 1] = counts[i]; out[#out + 1] = ttls[i] end
+return out
+`;
 
 const OUTCOMES: Record<number, HitOutcome> = {
   0: 'rejected',
@@ -100,6 +123,7 @@ const OUTCOMES: Record<number, HitOutcome> = {
 type ScriptCommand = (...args: (string | number)[]) => Promise<number[]>;
 interface LeaseCommands {
   rateLimitHit: ScriptCommand;
+  rateLimitTopUp: ScriptCommand;
   rateLimitReturn: ScriptCommand;
 }
 
@@ -133,6 +157,7 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     private readonly onFallback: () => void = () => undefined,
   ) {
     redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
+    redis.defineCommand('rateLimitTopUp', { lua: TOP_UP_SCRIPT });
     redis.defineCommand('rateLimitReturn', { lua: RETURN_SCRIPT });
     this.commands = redis as unknown as LeaseCommands;
     this.sweeper = setInterval(() => void this.handBackAll(this.leases.release()), LEASE_MS);
@@ -142,8 +167,9 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
   /** Synchronous, with no round trip, while the tracker holds a lease. */
   hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult | Promise<HitResult> {
     const leased = this.leases.take(tracker, windows, (back) => void this.handBack(back));
-    if (leased) return { outcome: 'admitted', windows: leased };
-    return this.hitInRedis(tracker, windows, ban);
+    if (!leased) return this.hitInRedis(tracker, windows, ban);
+    if (this.leases.wantsTopUp(tracker)) void this.topUp(tracker, windows);
+    return { outcome: 'admitted', windows: leased };
   }
 
   /** Unused leases go back before the Redis client closes (at application shutdown). */
@@ -200,6 +226,32 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     }
     // This request's own count: the leased requests are not spent yet.
     return { outcome, windows: counted.map((w) => ({ ...w, count: w.count - leased })) };
+  }
+
+  /** More requests for a lease held here; if Redis cannot be asked, the lease just runs out. */
+  private async topUp(tracker: string, windows: WindowSpec[]): Promise<void> {
+    let reply: number[] = [0];
+    try {
+      reply = await this.commands.rateLimitTopUp.call(
+        this.redis,
+        windows.length,
+        ...windows.map((w) => windowKey(tracker, w.name)),
+        MAX_LEASE,
+        LEASE_SHARE,
+        LEASE_FLOOR,
+        ...windows.map((w) => w.limit),
+      );
+    } catch {
+      // Not needed for any request: the next one after the lease goes to Redis (or its fallback).
+    }
+    const now = Date.now();
+    const counted = windows.map((w, i) => ({
+      name: w.name,
+      limit: w.limit,
+      count: reply[1 + 2 * i],
+      resetAtMs: now + reply[2 + 2 * i],
+    }));
+    this.leases.grant(tracker, windows, counted, reply[0], (back) => void this.handBack(back));
   }
 
   private async handBackAll(returns: LeaseReturn[]): Promise<void> {

@@ -49,7 +49,8 @@ export class RedisServer {
 
   async stop(): Promise<void> {
     const child = this.process;
-    if (!child || child.exitCode !== null) return;
+    // Killed (by a signal) it has no exit code: a second stop must not wait for a second exit.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
