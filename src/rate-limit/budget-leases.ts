@@ -44,13 +44,16 @@ interface Lease {
   size: number;
   /** The windows as counted in Redis when granted: every leased request included. */
   windows: WindowState[];
-  /** The window specs it was granted for (limits change with a key's plan). */
-  specs: string;
   expiresAtMs: number;
 }
 
-const specsOf = (windows: WindowSpec[]): string =>
-  windows.map((w) => `${w.name}:${w.limit}:${w.ttlMs}`).join(',');
+/**
+ * Whether the lease's windows are these specs' (a window's length follows from its name; its
+ * limit changes with a key's plan). Compared in place: this is on every leased request.
+ */
+const sameLimits = (states: WindowState[], specs: WindowSpec[]): boolean =>
+  states.length === specs.length &&
+  states.every((w, i) => w.name === specs[i].name && w.limit === specs[i].limit);
 
 /** Slack on a window's reset when telling it from the next one (clocks, time in flight). */
 export const RESET_TOLERANCE_MS = 1_000;
@@ -85,7 +88,7 @@ export class BudgetLeases {
   ): WindowState[] | undefined {
     const lease = this.leases.get(tracker);
     if (!lease) return undefined;
-    if (lease.left > 0 && this.now() < lease.expiresAtMs && lease.specs === specsOf(windows)) {
+    if (lease.left > 0 && this.now() < lease.expiresAtMs && sameLimits(lease.windows, windows)) {
       lease.left--;
       return lease.windows.map((w) => ({ ...w, count: w.count - lease.left }));
     }
@@ -135,10 +138,9 @@ export class BudgetLeases {
   ): void {
     this.asking.delete(tracker);
     if (granted <= 0) return;
-    const specs = specsOf(windows);
     const expiresAtMs = Math.min(this.now() + LEASE_MS, ...counted.map((w) => w.resetAtMs));
     const held = this.leases.get(tracker);
-    if (held && held.specs === specs && sameWindows(held.windows, counted)) {
+    if (held && sameLimits(held.windows, windows) && sameWindows(held.windows, counted)) {
       // Redis' counts include the requests still held here: the next one is counted after them.
       Object.assign(held, {
         left: held.left + granted,
@@ -153,7 +155,6 @@ export class BudgetLeases {
       left: granted,
       size: granted,
       windows: counted,
-      specs,
       expiresAtMs,
     });
   }

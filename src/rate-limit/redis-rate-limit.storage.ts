@@ -129,6 +129,21 @@ interface LeaseCommands {
 
 const noop = (): void => undefined;
 
+/** The windows' state from a script's reply: count and ms-to-reset per window from `offset` on. */
+function countedWindows(
+  windows: WindowSpec[],
+  reply: number[],
+  offset: number,
+  now: number,
+): WindowState[] {
+  return windows.map((w, i) => ({
+    name: w.name,
+    limit: w.limit,
+    count: reply[offset + 2 * i],
+    resetAtMs: now + reply[offset + 1 + 2 * i],
+  }));
+}
+
 const windowKey = (tracker: string, window: string): string => `rl:{${tracker}}:${window}`;
 
 /**
@@ -207,12 +222,7 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     this.recovered();
     const now = Date.now();
     const outcome = OUTCOMES[reply[0]];
-    const counted = windows.map((w, i) => ({
-      name: w.name,
-      limit: w.limit,
-      count: reply[2 + 2 * i],
-      resetAtMs: now + reply[3 + 2 * i],
-    }));
+    const counted = countedWindows(windows, reply, 2, now);
     const leased = outcome === 'admitted' ? reply[1] : 0;
     if (lease > 0) {
       this.leases.grant(tracker, windows, counted, leased, (back) => void this.handBack(back));
@@ -245,12 +255,7 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
       // Not needed for any request: the next one after the lease goes to Redis (or its fallback).
     }
     const now = Date.now();
-    const counted = windows.map((w, i) => ({
-      name: w.name,
-      limit: w.limit,
-      count: reply[1 + 2 * i],
-      resetAtMs: now + reply[2 + 2 * i],
-    }));
+    const counted = countedWindows(windows, reply, 1, now);
     this.leases.grant(tracker, windows, counted, reply[0], (back) => void this.handBack(back));
   }
 
