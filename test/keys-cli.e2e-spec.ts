@@ -198,13 +198,8 @@ describe('keys command-line tool (npm run keys)', () => {
   it('creates a key with --expires-at; once past it, list and show say expired and the API refuses it', async () => {
     // With an offset other than Z: the time is the same instant.
     const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_000);
-    const local = at
-      .toISOString()
-      .replace(
-        /^(.{11})(\d\d)(.*)\.000Z$/,
-        (_, day: string, hour: string, rest: string) =>
-          `${day}${String((Number(hour) + 2) % 24).padStart(2, '0')}${rest}+02:00`,
-      );
+    // The wall clock at +02:00 is UTC plus two hours (the next day, past 22:00 UTC).
+    const local = new Date(at.getTime() + 2 * 3_600_000).toISOString().replace(/\.000Z$/, '+02:00');
     const created = await keys('create', '--plan', 'pro', '--expires-at', local, '--json');
     expect(created.code).toBe(0);
     const issued = JSON.parse(created.stdout) as { id: string; key: string; expiresAt: string };
