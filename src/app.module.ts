@@ -1,16 +1,9 @@
-import {
-  DynamicModule,
-  MiddlewareConsumer,
-  Module,
-  NestModule,
-  RequestMethod,
-} from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, AppOptions } from './app-options';
 import { AuthenticateGuard, RequireApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
-import { BodyLimitMiddleware } from './common/http/body-limit.middleware';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
@@ -22,7 +15,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static forRoot(options: AppOptions): DynamicModule {
     return {
       module: AppModule,
@@ -51,9 +44,5 @@ export class AppModule implements NestModule {
       exports: [APP_OPTIONS],
       global: true,
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(BodyLimitMiddleware).forRoutes({ path: '*path', method: RequestMethod.ALL });
   }
 }

@@ -2,6 +2,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import express from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
+import { limitRequestBodies } from './common/http/body-limit.middleware';
 import { answerClientErrors } from './common/http/client-errors';
 import { compressResponses } from './common/http/compression';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
@@ -78,6 +79,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use(SWAGGER_UI_PATH, pageSecurityHeaders);
   // Unless a proxy in front does it (COMPRESSION=off): gzip or brotli, streamed lists included.
   if (config.compression) app.use(compressResponses());
+  // Before the router: a body over 16 KiB is refused whatever the path, known or not.
+  app.use(limitRequestBodies());
   // Express's default ETag hashes every response body; clients of this API don't use it.
   app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
