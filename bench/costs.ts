@@ -81,6 +81,16 @@ const CHANGES: Change[] = [
     ],
   },
   {
+    name: "requests and responses without their properties declared (Node's own classes)",
+    undo: [
+      {
+        file: 'app.setup.js',
+        now: 'new http_server_1.ApiExpressAdapter(instance)',
+        before: "new (require('@nestjs/platform-express').ExpressAdapter)(instance)",
+      },
+    ],
+  },
+  {
     name: 'statements sent unnamed (parsed and planned by PostgreSQL on every request)',
     undo: [
       {

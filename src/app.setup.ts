@@ -1,4 +1,4 @@
-import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
@@ -8,6 +8,7 @@ import { compressResponses } from './common/http/compression';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
 import { AppConfig } from './config/app-config';
+import { ApiExpressAdapter } from './http-server';
 import { ROOT_LOGGER } from './logging/logging.module';
 import { observeRequests } from './logging/observe-requests';
 import { MetricsService } from './metrics/metrics.service';
@@ -52,15 +53,16 @@ export function trustProxySetting(value: string): boolean | number | string {
 }
 
 /**
- * The Express application Nest serves on, for `NestFactory.create`. Paths are case-sensitive (RFC
- * 3986, contract §3): `/V1/store/orders` is no alias of `/v1/store/orders`. Express's router reads
- * that setting once, when it is created, and Nest's adapter creates it in its constructor: so the
- * setting is made here, before the adapter exists.
+ * The Express application Nest serves on, for `NestFactory.create`, on a server whose requests and
+ * responses have their properties declared up front ({@link ApiExpressAdapter}). Paths are
+ * case-sensitive (RFC 3986, contract §3): `/V1/store/orders` is no alias of `/v1/store/orders`.
+ * Express's router reads that setting once, when it is created, and Nest's adapter creates it in
+ * its constructor: so the setting is made here, before the adapter exists.
  */
 export function createHttpAdapter(): ExpressAdapter {
   const instance = express();
   instance.set('case sensitive routing', true);
-  return new ExpressAdapter(instance);
+  return new ApiExpressAdapter(instance);
 }
 
 /**
