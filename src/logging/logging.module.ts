@@ -3,39 +3,28 @@ import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment';
+import { BatchedDestination } from './batched-destination';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
-
-/** Log text held before one write(2): under load, about a dozen request lines per write. */
-export const LOG_BUFFER_BYTES = 4096;
-/** Longest a line waits in the buffer when traffic is too low to fill it. */
-export const LOG_FLUSH_INTERVAL_MS = 200;
 
 /**
  * The one log format: JSON lines on stdout. Also used by `main.ts` for what it says before the
  * application (and its logger) exists, so every startup line parses the same way.
  *
- * `buffered` (the application's logger, which writes a line per request): through sonic-boom,
- * buffered and written asynchronously (`sync: false`, `minLength`), so a request's line costs an
- * append to a string, not a write(2) of its own. The buffer is written every
- * {@link LOG_FLUSH_INTERVAL_MS}, by {@link flushLogs} before the process exits (shutdown, fatal
- * error), and as a last resort synchronously by pino's own exit hook.
+ * `buffered` (the application's logger, which writes a line per request): lines are gathered in
+ * batches of 16 KiB (or 200 ms) and written asynchronously by pino's sonic-boom destination
+ * (`sync: false`), so a request's line costs an entry in a list, not a write(2) or a
+ * re-measured buffer of its own ({@link BatchedDestination}). The batch is written by
+ * {@link flushLogs} before the process exits (shutdown, fatal error), and as a last resort
+ * synchronously when it exits.
  */
 export function createRootLogger(level: LogLevel, buffered = false): Logger {
   if (process.env.NODE_ENV === 'development') {
     return pino({ level, transport: { target: 'pino-pretty', options: { singleLine: true } } });
   }
   if (!buffered) return pino({ level });
-  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
-  setInterval(() => {
-    try {
-      destination.flush();
-    } catch {
-      // Destroyed (stdout closed): nothing can be written any more, and logging must not throw.
-    }
-  }, LOG_FLUSH_INTERVAL_MS).unref();
-  return pino({ level }, destination);
+  return pino({ level }, new BatchedDestination(pino.destination({ dest: 1, sync: false })));
 }
 
 /**

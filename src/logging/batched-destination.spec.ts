@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import type pino from 'pino';
+import { BatchedDestination, LOG_BATCH_BYTES, LOG_FLUSH_INTERVAL_MS } from './batched-destination';
+
+type Writer = ReturnType<typeof pino.destination>;
+
+/** A stand-in for sonic-boom: records what it is handed, and flushes at once. */
+function recordingWriter(): { writer: Writer; written: string[] } {
+  const written: string[] = [];
+  const writer = {
+    write: (text: string) => written.push(text) > 0,
+    flush: (callback: () => void) => callback(),
+    flushSync: () => undefined,
+    end: () => undefined,
+  };
+  return { writer: writer as unknown as Writer, written };
+}
+
+const line = (i: number): string => `{"n":${i},"pad":"${'x'.repeat(200)}"}\n`;
+
+describe('BatchedDestination', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('hands lines over in order, one string per batch once a batch is full', () => {
+    const { writer, written } = recordingWriter();
+    const destination = new BatchedDestination(writer);
+    const count = Math.ceil((LOG_BATCH_BYTES * 2.5) / line(0).length);
+    for (let i = 0; i < count; i++) destination.write(line(i));
+    expect(written).toHaveLength(2);
+    destination.flushSync();
+    expect(written).toHaveLength(3);
+    expect(written.join('')).toBe(Array.from({ length: count }, (_, i) => line(i)).join(''));
+    destination.end();
+  });
+
+  it('hands over what waits every interval, when traffic is too low to fill a batch', () => {
+    jest.useFakeTimers();
+    const { writer, written } = recordingWriter();
+    const destination = new BatchedDestination(writer);
+    destination.write(line(1));
+    expect(written).toEqual([]);
+    jest.advanceTimersByTime(LOG_FLUSH_INTERVAL_MS);
+    expect(written).toEqual([line(1)]);
+    destination.end();
+  });
+
+  it('hands over the batch before a flush calls back', () => {
+    const { writer, written } = recordingWriter();
+    const destination = new BatchedDestination(writer);
+    destination.write(line(1));
+    destination.write(line(2));
+    const flushed = jest.fn(() => expect(written).toEqual([line(1) + line(2)]));
+    destination.flush(flushed);
+    expect(flushed).toHaveBeenCalledTimes(1);
+    destination.end();
+  });
+
+  it('writes every line of a process that exits without a flush', () => {
+    // A real process on pino and sonic-boom: 2,000 lines logged, then process.exit() at once.
+    const script = `
+      const pino = require('pino');
+      const { BatchedDestination } = require(${JSON.stringify(join(__dirname, 'batched-destination.ts'))});
+      const log = pino({ base: null, timestamp: false }, new BatchedDestination(pino.destination({ dest: 1, sync: false })));
+      for (let i = 0; i < 2000; i++) log.info({ i }, 'line');
+      process.exit(0);
+    `;
+    const child = spawnSync(process.execPath, ['--require', '@swc-node/register', '-e', script], {
+      cwd: join(__dirname, '..', '..'),
+      encoding: 'utf8',
+    });
+    expect(child.status).toBe(0);
+    const lines = child.stdout.trim().split('\n');
+    expect(lines).toHaveLength(2000);
+    expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(
+      Array.from({ length: 2000 }, (_, i) => i),
+    );
+  });
+});
