@@ -5,6 +5,7 @@ import { Logger } from 'nestjs-pino';
 import { limitRequestBodies } from './common/http/body-limit.middleware';
 import { answerClientErrors } from './common/http/client-errors';
 import { compressResponses } from './common/http/compression';
+import { inOneLayer } from './common/http/one-layer';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
 import { AppConfig } from './config/app-config';
@@ -74,15 +75,21 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.useLogger(app.get(Logger));
   answerClientErrors(app.getHttpServer(), config.serverTimeouts, app.get(ROOT_LOGGER));
   app.disable('x-powered-by');
-  // First, so that every response has an id, every request is timed and logged and every
-  // response gets the headers, errors included.
-  app.use(observeRequests(app.get(MetricsService), app.get(ROOT_LOGGER)));
-  app.use(setStaticHeaders(apiSecurityHeaders));
+  // What every request goes through before routing, as one router layer (inOneLayer): first
+  // the observer, so that every response has an id, every request is timed and logged and every
+  // response gets the headers, errors included (a body over the limit, a path that cannot be
+  // decoded); then, unless a proxy in front does it (COMPRESSION=off), gzip or brotli, streamed
+  // lists included; last the body limit, before the router: a body over 16 KiB is refused
+  // whatever the path, known or not.
+  app.use(
+    inOneLayer([
+      observeRequests(app.get(MetricsService), app.get(ROOT_LOGGER)),
+      setStaticHeaders(apiSecurityHeaders),
+      ...(config.compression ? [compressResponses()] : []),
+      limitRequestBodies(),
+    ]),
+  );
   app.use(SWAGGER_UI_PATH, pageSecurityHeaders);
-  // Unless a proxy in front does it (COMPRESSION=off): gzip or brotli, streamed lists included.
-  if (config.compression) app.use(compressResponses());
-  // Before the router: a body over 16 KiB is refused whatever the path, known or not.
-  app.use(limitRequestBodies());
   // Express's default ETag hashes every response body; clients of this API don't use it.
   app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
