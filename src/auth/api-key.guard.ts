@@ -6,6 +6,7 @@ import { CommonErrors } from '../common/errors/error-code';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthErrors } from './auth.errors';
 import { isPublic } from './public.decorator';
+import { httpRequestOf } from '../common/http/http-context';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 
@@ -48,7 +49,7 @@ export class AuthenticateGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     if (isPublic(this.reflector, context)) return true;
-    this.authenticator.authenticateFromCache(context.switchToHttp().getRequest<Request>());
+    this.authenticator.authenticateFromCache(httpRequestOf(context));
     return true;
   }
 }
@@ -63,7 +64,7 @@ export class RequireApiKeyGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublic(this.reflector, context)) return true;
-    const req = context.switchToHttp().getRequest<Request>();
+    const req = httpRequestOf(context);
     // Undecided only on a route that skipped the rate limiter: then it is looked up here.
     if (!req.auth && !req.authFailure)
       return this.authenticator.authenticate(req).then(() => requireKey(req));

@@ -5,10 +5,10 @@ import {
   type ThrottlerModuleOptions,
   type ThrottlerOptions,
 } from '@nestjs/throttler';
-import type { Request, Response } from 'express';
 import { isPublic } from '../auth/public.decorator';
 import { RateLimitService } from './rate-limit.service';
 import { WindowSpec } from './rate-limit.storage';
+import { httpRequestOf, httpResponseOf } from '../common/http/http-context';
 
 /**
  * The ThrottlerModule's named throttlers (minute, day; limits from the request's plan), applied
@@ -33,7 +33,7 @@ export class PlanThrottlerGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublic(this.reflector, context)) return true;
     // The limits depend on the key: decide it first (a lookup only within the IP's budget).
-    const decided = this.rateLimit.authenticate(context.switchToHttp().getRequest<Request>());
+    const decided = this.rateLimit.authenticate(httpRequestOf(context));
     return decided instanceof Promise
       ? decided.then(() => this.count(context))
       : this.count(context);
@@ -64,12 +64,7 @@ export class PlanThrottlerGuard implements CanActivate {
   }
 
   private admit(context: ExecutionContext, windows: WindowSpec[]): boolean | Promise<boolean> {
-    const http = context.switchToHttp();
-    const admitted = this.rateLimit.admit(
-      http.getRequest<Request>(),
-      http.getResponse<Response>(),
-      windows,
-    );
+    const admitted = this.rateLimit.admit(httpRequestOf(context), httpResponseOf(context), windows);
     return admitted instanceof Promise ? admitted.then(() => true) : true;
   }
 }

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
-import type { Request } from 'express';
 import { AuthModule } from '../auth/auth.module';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { RateLimitStorageModule } from './rate-limit-storage.module';
 import { RateLimitErrorsHook } from './rate-limit-errors.hook';
 import { RateLimitService } from './rate-limit.service';
 import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
+import { httpRequestOf } from '../common/http/http-context';
 
 @Module({
   imports: [
@@ -21,7 +21,7 @@ import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
         name: window.name,
         ttl: window.ttlMs,
         // Resolved from the plan already on the request (the key was resolved once, before).
-        limit: (context) => window.limitOf(limitsFor(context.switchToHttp().getRequest<Request>())),
+        limit: (context) => window.limitOf(limitsFor(httpRequestOf(context))),
       })),
     }),
   ],

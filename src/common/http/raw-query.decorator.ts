@@ -1,5 +1,5 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import { httpRequestOf } from './http-context';
 
 /**
  * The request's query string as the client sent it, without the `?` (empty when there is none).
@@ -7,7 +7,7 @@ import type { Request } from 'express';
  * folds away. Combine with a pipe that parses it.
  */
 export const RawQuery = createParamDecorator((_data: unknown, context: ExecutionContext) => {
-  const url = context.switchToHttp().getRequest<Request>().originalUrl;
+  const url = httpRequestOf(context).originalUrl;
   const start = url.indexOf('?');
   return start === -1 ? '' : url.slice(start + 1);
 });
