@@ -26,7 +26,7 @@ export function observeRequests(metrics: MetricsService, log: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const id = requestId(req, res);
     const start = performance.now();
-    res.once('close', () => {
+    res.on('close', () => {
       const elapsedMs = performance.now() - start;
       const route = routeOf(req);
       const ended = res.writableEnded;
