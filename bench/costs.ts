@@ -53,20 +53,35 @@ const CHANGES: Change[] = [
     undo: [
       {
         file: 'logging/logging.module.js',
-        now: 'sync: false, minLength: exports.LOG_BUFFER_BYTES',
-        before: 'sync: true, minLength: 0',
+        now: 'new batched_destination_1.BatchedDestination(pino_1.default.destination({ dest: 1, sync: false }))',
+        before: 'pino_1.default.destination({ dest: 1, sync: true })',
       },
     ],
   },
   {
-    name: 'metrics: labels object looked up per request (no bound series)',
+    name: "log line: sonic-boom's own buffer (`sync: false, minLength: 4096`) instead of batches",
+    undo: [
+      {
+        file: 'logging/logging.module.js',
+        now: 'new batched_destination_1.BatchedDestination(pino_1.default.destination({ dest: 1, sync: false }))',
+        before: 'pino_1.default.destination({ dest: 1, sync: false, minLength: 4096 })',
+      },
+    ],
+  },
+  {
+    name: "metrics: prom-client's Counter and Histogram, bound series per method, route and status",
     undo: [
       {
         file: 'metrics/metrics.service.js',
-        now: 'const series = this.seriesOf(method, route, status);',
+        now: 'this.requests.observe(method, route, status, seconds);',
         before:
-          'const labels = { method, route, status }; this.requests.inc(labels); ' +
-          'this.latency.observe(labels, seconds); return;',
+          "const u = (this.undo ??= { c: new (require('prom-client').Counter)({ name: 'undo_requests_total', " +
+          "help: 'undo', labelNames: ['method', 'route', 'status'], registers: [this.registry] }), " +
+          "h: new (require('prom-client').Histogram)({ name: 'undo_duration_seconds', help: 'undo', " +
+          "labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers: [this.registry] }), " +
+          's: new Map() }); const k = `${method} ${route} ${status}`; let b = u.s.get(k); ' +
+          'if (!b) u.s.set(k, (b = { c: u.c.labels(method, route, status), h: u.h.labels(method, route, status) })); ' +
+          'b.c.inc(); b.h.observe(seconds);',
       },
     ],
   },
@@ -75,9 +90,40 @@ const CHANGES: Change[] = [
     undo: [
       {
         file: 'app.setup.js',
-        now: 'app.use((0, static_headers_1.setStaticHeaders)(apiSecurityHeaders));',
-        before: `app.use((0, helmet_1.default)(${API_HELMET_OPTIONS}));`,
+        now: '(0, static_headers_1.setStaticHeaders)(apiSecurityHeaders),',
+        before: `(0, helmet_1.default)(${API_HELMET_OPTIONS}),`,
       },
+    ],
+  },
+  {
+    name: 'every-request middleware as four router layers (not one)',
+    undo: [
+      {
+        file: 'app.setup.js',
+        now: 'app.use((0, one_layer_1.inOneLayer)([',
+        before: 'app.use(...([',
+      },
+    ],
+  },
+  {
+    name: 'guards read the request through `switchToHttp()` (three closures per call)',
+    undo: [
+      {
+        file: 'common/http/http-context.js',
+        now: 'return context.getArgByIndex(0);',
+        before: 'return context.switchToHttp().getRequest();',
+      },
+      {
+        file: 'common/http/http-context.js',
+        now: 'return context.getArgByIndex(1);',
+        before: 'return context.switchToHttp().getResponse();',
+      },
+    ],
+  },
+  {
+    name: 'order id always parsed through BigInt (no fast path for 15 digits or fewer)',
+    undo: [
+      { file: 'common/int64.js', now: 'if (text.length <= SAFE_LENGTH)', before: 'if (false)' },
     ],
   },
   {
