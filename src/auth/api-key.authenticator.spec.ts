@@ -36,6 +36,40 @@ const requestWith = (token: string): Request =>
 describe('ApiKeyAuthenticator', () => {
   const logger = { warn: jest.fn() } as unknown as PinoLogger;
 
+  it('decides each request on one connection by its own header, whatever the one before sent', async () => {
+    const valid = generateApiKey();
+    const store = {
+      findActive: jest.fn((hash: string) =>
+        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
+      ),
+      touch: jest.fn(() => Promise.resolve()),
+    };
+    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const socket = {};
+    const onConnection = (authorization: string | undefined): Request =>
+      ({
+        socket,
+        headers: authorization === undefined ? {} : { authorization },
+        rawHeaders: authorization === undefined ? [] : ['Authorization', authorization],
+      }) as unknown as Request;
+
+    const decided: (string | undefined)[] = [];
+    for (const header of [
+      `Bearer ${valid}`,
+      `Bearer ${valid}`,
+      `Bearer ${generateApiKey()}`,
+      `Bearer ${valid}`,
+      'Bearer not a key',
+      undefined,
+      `Bearer ${valid}`,
+    ]) {
+      const req = onConnection(header);
+      await authenticator.authenticate(req);
+      decided.push(req.auth ? 'valid' : req.authFailure);
+    }
+    expect(decided).toEqual(['valid', 'valid', 'invalid', 'valid', 'invalid', 'missing', 'valid']);
+  });
+
   it('asks the database once for concurrent requests with the same uncached key', async () => {
     const { store, waiting } = pendingStore();
     const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);

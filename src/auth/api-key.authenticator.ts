@@ -88,6 +88,12 @@ export class ApiKeyAuthenticator {
   /** When this instance last wrote each key's last use (ms since the epoch), by key id. */
   private readonly lastUseWritten = new LRUCache<string, number>({ max: KEY_CACHE_MAX_ENTRIES });
 
+  /**
+   * Each connection's last valid-looking Authorization header and its key's hash: see
+   * `keyHashOf`. Held as long as the connection, like the request that carried it.
+   */
+  private readonly lastBearerOf = new WeakMap<object, { header: string; keyHash: string }>();
+
   /** Down until `KeyChangesFeed` says it listens. */
   private readonly feed: ChangesFeedState = {
     epoch: 0,
@@ -138,12 +144,8 @@ export class ApiKeyAuthenticator {
       req.authFailure = 'ambiguous';
       return undefined;
     }
-    const bearer = parseBearer(header);
-    if (bearer.kind !== 'token') {
-      req.authFailure = bearer.kind === 'missing' ? 'missing' : 'invalid';
-      return undefined;
-    }
-    const keyHash = hashApiKey(bearer.token);
+    const keyHash = this.keyHashOf(req, header);
+    if (keyHash === undefined) return undefined;
     const cached = this.trusted(keyHash);
     if (cached !== undefined) {
       this.settle(req, cached.key);
@@ -152,6 +154,27 @@ export class ApiKeyAuthenticator {
     } else if (this.unknown.get(keyHash)) req.authFailure = 'invalid';
     else return keyHash;
     return undefined;
+  }
+
+  /**
+   * The hash of the request's bearer key; undefined, with `req.authFailure` set, when there is
+   * none or it is malformed. A client on a kept-alive connection sends the same header with every
+   * request: its parse and SHA-256 are kept with the connection (until it closes), so only the
+   * first request of a connection, or one with another key, computes them.
+   */
+  private keyHashOf(req: Request, header: string | undefined): string | undefined {
+    // Requests made in process (tests, `light-my-request`) may have no socket.
+    const socket = req.socket as object | undefined;
+    const last = socket && this.lastBearerOf.get(socket);
+    if (last !== undefined && last.header === header) return last.keyHash;
+    const bearer = parseBearer(header);
+    if (bearer.kind !== 'token') {
+      req.authFailure = bearer.kind === 'missing' ? 'missing' : 'invalid';
+      return undefined;
+    }
+    const keyHash = hashApiKey(bearer.token);
+    if (socket) this.lastBearerOf.set(socket, { header: header as string, keyHash });
+    return keyHash;
   }
 
   /** Whether this hash was a valid key when last looked up (its cache entry may have lapsed). */
