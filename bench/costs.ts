@@ -64,7 +64,10 @@ const CHANGES: Change[] = [
       {
         file: 'logging/logging.module.js',
         now: 'new batched_destination_1.BatchedDestination(pino_1.default.destination({ dest: 1, sync: false }))',
-        before: 'pino_1.default.destination({ dest: 1, sync: false, minLength: 4096 })',
+        // As it was: sonic-boom's buffer, and a timer flushing it every 200 ms.
+        before:
+          '(() => { const d = pino_1.default.destination({ dest: 1, sync: false, minLength: 4096 }); ' +
+          'setInterval(() => d.flush(), 200).unref(); return d; })()',
       },
     ],
   },
