@@ -33,18 +33,24 @@ const requestWith = (token: string): Request =>
     rawHeaders: ['Host', 'localhost', 'Authorization', `Bearer ${token}`],
   }) as Request;
 
-describe('ApiKeyAuthenticator', () => {
-  const logger = { warn: jest.fn() } as unknown as PinoLogger;
+const logger = { warn: jest.fn() } as unknown as PinoLogger;
 
+/** An authenticator whose store knows one valid key (returned), and no other. */
+function knowingOneKey() {
+  const valid = generateApiKey();
+  const store = {
+    findActive: jest.fn((hash: string) =>
+      Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
+    ),
+    touch: jest.fn(() => Promise.resolve()),
+  };
+  const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+  return { valid, store, authenticator };
+}
+
+describe('ApiKeyAuthenticator', () => {
   it('decides each request on one connection by its own header, whatever the one before sent', async () => {
-    const valid = generateApiKey();
-    const store = {
-      findActive: jest.fn((hash: string) =>
-        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
-      ),
-      touch: jest.fn(() => Promise.resolve()),
-    };
-    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const { valid, authenticator } = knowingOneKey();
     const socket = {};
     const onConnection = (authorization: string | undefined): Request =>
       ({
@@ -168,14 +174,7 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('remembers which keys were found valid, and only those', async () => {
-    const valid = generateApiKey();
-    const store = {
-      findActive: jest.fn((hash: string) =>
-        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
-      ),
-      touch: jest.fn(() => Promise.resolve()),
-    };
-    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const { valid, authenticator } = knowingOneKey();
     const unknown = generateApiKey();
     expect(authenticator.isKnownKey(hashApiKey(valid))).toBe(false);
     await authenticator.authenticate(requestWith(valid));
