@@ -3,10 +3,10 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
+import { httpRequestOf } from '../common/http/http-context';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthErrors } from './auth.errors';
 import { isPublic } from './public.decorator';
-import { httpRequestOf } from '../common/http/http-context';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 

@@ -62,7 +62,7 @@ export class BatchedDestination implements DestinationStream {
 
   private handOver(): void {
     if (this.lines.length === 0) return;
-    const text = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
+    const text = this.lines.join('');
     this.lines = [];
     this.bytes = 0;
     try {

@@ -6,9 +6,9 @@ import {
   type ThrottlerOptions,
 } from '@nestjs/throttler';
 import { isPublic } from '../auth/public.decorator';
+import { httpRequestOf, httpResponseOf } from '../common/http/http-context';
 import { RateLimitService } from './rate-limit.service';
 import { WindowSpec } from './rate-limit.storage';
-import { httpRequestOf, httpResponseOf } from '../common/http/http-context';
 
 /**
  * The ThrottlerModule's named throttlers (minute, day; limits from the request's plan), applied

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AuthModule } from '../auth/auth.module';
+import { httpRequestOf } from '../common/http/http-context';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { RateLimitStorageModule } from './rate-limit-storage.module';
 import { RateLimitErrorsHook } from './rate-limit-errors.hook';
 import { RateLimitService } from './rate-limit.service';
 import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
-import { httpRequestOf } from '../common/http/http-context';
 
 @Module({
   imports: [
