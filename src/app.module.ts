@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, AppOptions } from './app-options';
-import { AuthenticateGuard, RequireApiKeyGuard } from './auth/api-key.guard';
+import { RequireApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { ConfigModule } from './config/config.module';
@@ -33,11 +33,10 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_OPTIONS, useValue: options },
-        // The global guard chain, in this order: resolve the key (without rejecting it), count
-        // the request against its plan (or its IP), then require a valid key. So a request with
-        // a bad key is rate limited too and its 401 carries the headers. Routes opt out with
-        // @Public().
-        { provide: APP_GUARD, useClass: AuthenticateGuard },
+        // The global guard chain, in this order: decide the request's key and count the request
+        // against its plan (or, without a valid key, its IP), then require a valid key. So a
+        // request with a bad key is rate limited too and its 401 carries the headers. Routes opt
+        // out with @Public().
         { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
         { provide: APP_GUARD, useClass: RequireApiKeyGuard },
       ],

@@ -34,26 +34,6 @@ export function ambiguousCredentials(): ApiException {
   });
 }
 
-/**
- * First of the global guard chain: decides the request's key (`req.auth`) from the header and the
- * key cache, without rejecting it and without the database: a key in the cache (nearly every
- * request) is decided here, with no promise. A key not in the cache is left to the rate
- * limiter that runs next, which looks it up within the client IP's budget of unknown keys.
- */
-@Injectable()
-export class AuthenticateGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly authenticator: ApiKeyAuthenticator,
-  ) {}
-
-  canActivate(context: ExecutionContext): boolean {
-    if (isPublic(this.reflector, context)) return true;
-    this.authenticator.authenticateFromCache(httpRequestOf(context));
-    return true;
-  }
-}
-
 /** Last of the global guard chain: a route that is not `@Public()` needs a valid key. */
 @Injectable()
 export class RequireApiKeyGuard implements CanActivate {

@@ -11,11 +11,14 @@ import { RateLimitService } from './rate-limit.service';
 import { WindowSpec } from './rate-limit.storage';
 
 /**
- * The ThrottlerModule's named throttlers (minute, day; limits from the request's plan), applied
- * together. Not the stock ThrottlerGuard: it checks them one after the other, so a request refused
- * by the day window would already have counted in the minute window; its headers (suffixed, reset
- * in seconds-until) and its exception body are not the contract's; and it returns a promise on
- * every request.
+ * First of the global guard chain: decides the request's key (`req.auth` or `req.authFailure`,
+ * from the key cache, or within the client IP's budget of lookups), then applies the
+ * ThrottlerModule's named throttlers (minute, day; limits from the key's plan) together.
+ *
+ * Not the stock ThrottlerGuard: it checks them one after the other, so a request refused by the
+ * day window would already have counted in the minute window; its headers (suffixed, reset in
+ * seconds-until) and its exception body are not the contract's; and it returns a promise on every
+ * request.
  */
 @Injectable()
 export class PlanThrottlerGuard implements CanActivate {
