@@ -1,19 +1,21 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Request, Response } from 'express';
+import type { Express, Request, Response } from 'express';
 import { createHttpAdapter } from './app.setup';
 import { EXPRESS_REQUEST_PROPERTIES, REQUEST_PROPERTIES, RESPONSE_PROPERTIES } from './http-server';
 
 describe('the HTTP server of createHttpAdapter()', () => {
   let server: Server;
-  const born: { request?: string[]; response?: string[] } = {};
-  const served: { request?: string[]; response?: string[] } = {};
+  let adapter: ReturnType<typeof createHttpAdapter>;
+  const born: { request?: string[]; response?: string[]; prototypes?: object[] } = {};
+  const served: { request?: string[]; response?: string[]; prototypes?: object[] } = {};
 
   beforeAll(async () => {
-    const adapter = createHttpAdapter();
+    adapter = createHttpAdapter();
     const express = adapter.getInstance<{ get: (path: string, handler: unknown) => void }>();
     express.get('/orders/:id', (req: Request, res: Response) => {
       served.request = Object.keys(req);
+      served.prototypes = [Object.getPrototypeOf(req), Object.getPrototypeOf(res)];
       res.end();
       served.response = Object.keys(res);
     });
@@ -23,6 +25,7 @@ describe('the HTTP server of createHttpAdapter()', () => {
     server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
       born.request = Object.keys(req);
       born.response = Object.keys(res);
+      born.prototypes = [Object.getPrototypeOf(req), Object.getPrototypeOf(res)];
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -41,6 +44,17 @@ describe('the HTTP server of createHttpAdapter()', () => {
     // objects kept the hidden class they were born with).
     expect(served.request).toEqual(born.request);
     expect(served.response).toEqual(born.response);
+  });
+
+  it("creates them with the Express application's prototypes, which Express then keeps", async () => {
+    const { port } = server.address() as AddressInfo;
+    const answer = await fetch(`http://127.0.0.1:${port}/orders/8`);
+    expect(answer.status).toBe(200);
+    const { request, response } = adapter.getInstance<Express>();
+    expect(born.prototypes?.[0]).toBe(request);
+    expect(born.prototypes?.[1]).toBe(response);
+    expect(served.prototypes?.[0]).toBe(request);
+    expect(served.prototypes?.[1]).toBe(response);
   });
 
   it("keeps Nest's own server where Nest has a setting to apply", () => {

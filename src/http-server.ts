@@ -72,9 +72,28 @@ export class ApiResponse extends ServerResponse<ApiRequest> {
 }
 
 /**
+ * `cls`, for `node:http` to call with `new`, except that what it makes has `prototype` from the
+ * start instead of `cls.prototype`. Express gives every request and response its application's
+ * prototype (`Object.setPrototypeOf` in `app.handle`), which changes the object's hidden class
+ * once more, after Node has used it and before every layer after does: made with that prototype,
+ * the object keeps one hidden class from birth to end, and Express's call changes nothing.
+ */
+function bornWithPrototype<C extends new (...args: never[]) => object>(
+  cls: C,
+  prototype: object,
+): C {
+  function Born(this: object, ...args: ConstructorParameters<C>): object {
+    return Reflect.construct(cls, args, new.target) as object;
+  }
+  Born.prototype = prototype;
+  return Born as unknown as C;
+}
+
+/**
  * Nest's Express adapter, serving through a `node:http` server made with {@link ApiRequest} and
- * {@link ApiResponse}. Nest's own server where it has a setting to apply that this service never
- * sets (HTTPS, `forceCloseConnections`, `return503OnClosing`).
+ * {@link ApiResponse}, born with the Express application's request and response prototypes.
+ * Nest's own server where it has a setting to apply that this service never sets (HTTPS,
+ * `forceCloseConnections`, `return503OnClosing`).
  */
 export class ApiExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
@@ -84,7 +103,13 @@ export class ApiExpressAdapter extends ExpressAdapter {
     }
     const app = this.getInstance<express.Express>();
     this.setHttpServer(
-      createServer({ IncomingMessage: ApiRequest, ServerResponse: ApiResponse }, app),
+      createServer(
+        {
+          IncomingMessage: bornWithPrototype(ApiRequest, app.request),
+          ServerResponse: bornWithPrototype(ApiResponse, app.response),
+        },
+        app,
+      ),
     );
   }
 }
