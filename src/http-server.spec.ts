@@ -14,6 +14,9 @@ describe('the HTTP server of createHttpAdapter()', () => {
     adapter = createHttpAdapter();
     const express = adapter.getInstance<{ get: (path: string, handler: unknown) => void }>();
     express.get('/orders/:id', (req: Request, res: Response) => {
+      // As the service's layers do: a listener on the request (its first) and on the response.
+      req.once('close', () => undefined);
+      res.once('close', () => undefined);
       served.request = Object.keys(req);
       served.prototypes = [Object.getPrototypeOf(req), Object.getPrototypeOf(res)];
       res.end();

@@ -23,9 +23,15 @@ export const EXPRESS_REQUEST_PROPERTIES = [
 
 /**
  * What a response gets once it is served: `statusCode` and `statusMessage` (Node keeps them on
- * its prototype until the status is set) and Express's `locals`.
+ * its prototype until the status is set), Express's `locals`, and `_maxRequestsPerSocket`, which
+ * Node's server sets on each response right after creating it.
  */
-export const RESPONSE_PROPERTIES = ['statusCode', 'statusMessage', 'locals'] as const;
+export const RESPONSE_PROPERTIES = [
+  'statusCode',
+  'statusMessage',
+  'locals',
+  '_maxRequestsPerSocket',
+] as const;
 
 /**
  * Node's request, born with every property Express and the service's layers give it while serving
@@ -57,6 +63,9 @@ export class ApiRequest extends IncomingMessage {
     request._parsedUrl = undefined;
     request.params = undefined;
     request.route = undefined;
+    // A stream reads its listener count from EventEmitter's prototype (0) until its first
+    // listener: own from the start, its first `on()` changes no hidden class.
+    (this as unknown as { _eventsCount: number })._eventsCount = 0;
   }
 }
 
@@ -68,6 +77,7 @@ export class ApiResponse extends ServerResponse<ApiRequest> {
     response.statusCode = 200;
     response.statusMessage = undefined;
     response.locals = undefined;
+    response._maxRequestsPerSocket = undefined;
   }
 }
 
