@@ -53,7 +53,7 @@ const CHANGES: Change[] = [
     undo: [
       {
         file: 'logging/logging.module.js',
-        now: 'new batched_destination_1.BatchedDestination(pino_1.default.destination({ dest: 1, sync: false }))',
+        now: '(0, batched_destination_1.batchedDestination)()',
         before: 'pino_1.default.destination({ dest: 1, sync: true })',
       },
     ],
@@ -63,7 +63,7 @@ const CHANGES: Change[] = [
     undo: [
       {
         file: 'logging/logging.module.js',
-        now: 'new batched_destination_1.BatchedDestination(pino_1.default.destination({ dest: 1, sync: false }))',
+        now: '(0, batched_destination_1.batchedDestination)()',
         // As it was: sonic-boom's buffer, and a timer flushing it every 200 ms.
         before:
           '(() => { const d = pino_1.default.destination({ dest: 1, sync: false, minLength: 4096 }); ' +

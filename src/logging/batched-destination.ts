@@ -1,6 +1,6 @@
 import pino, { type DestinationStream } from 'pino';
 
-/** pino's own asynchronous writer (sonic-boom), as `pino.destination` makes it. */
+/** pino's own writer (sonic-boom), as `pino.destination` makes it. */
 type Writer = ReturnType<typeof pino.destination>;
 
 /** Log text gathered before it is handed to the writer: under load, about 50 request lines. */
@@ -10,14 +10,15 @@ export const LOG_FLUSH_INTERVAL_MS = 200;
 
 /**
  * pino's destination for the request log: lines are gathered in a list and handed to sonic-boom
- * (asynchronous, `sync: false`) as one string per {@link LOG_BATCH_BYTES}, and every
- * {@link LOG_FLUSH_INTERVAL_MS}. sonic-boom still does the writing (partial writes, EAGAIN, a
- * closed pipe); this only spares it a call per line. Its own buffering (`minLength`) measures the
- * whole buffered text again with `Buffer.byteLength` on each line it appends: at 4 KiB, about 3 µs
- * a line, more than pino's serialisation of it (docs/performance.md).
+ * as one string per {@link LOG_BATCH_BYTES}, and every {@link LOG_FLUSH_INTERVAL_MS}. sonic-boom
+ * still does the writing (partial writes, EAGAIN, a closed pipe); this only spares it a call per
+ * line. Its own buffering (`minLength`) measures the whole buffered text again with
+ * `Buffer.byteLength` on each line it appends: at 4 KiB, about 3 µs a line, more than pino's
+ * serialisation of it (docs/performance.md).
  *
  * Nothing is lost: `flush` and `flushSync` (pino's `logger.flush`, and the process's `exit`) hand
- * over the batch first.
+ * over the batch first; on the synchronous writer of {@link batchedDestination}, a batch handed
+ * over is written, in order, before the call returns.
  */
 export class BatchedDestination implements DestinationStream {
   private lines: string[] = [];
@@ -71,6 +72,23 @@ export class BatchedDestination implements DestinationStream {
       // Destroyed (stdout closed): nothing can be written any more, and logging must not throw.
     }
   }
+}
+
+/**
+ * The request log's destination on a file descriptor (stdout by default): a
+ * {@link BatchedDestination} whose batches sonic-boom writes synchronously.
+ *
+ * Synchronously, as pino's own default destination does, because an asynchronous sonic-boom
+ * (`sync: false`) cannot keep its promise at exit: its `flushSync` writes what it holds while the
+ * write already handed to libuv's thread pool may still be pending, so that batch lands after
+ * later ones, or not at all if the process ends first (pinojs/sonic-boom#101), and its `flush`
+ * calls back at once without waiting for that write. One write(2) per batch of about 50 request
+ * lines costs no more CPU than handing the batch to the thread pool (docs/performance.md). The
+ * price is pino's: a reader that stops reading stdout holds the process up until it reads again,
+ * rather than the logs piling up in memory (docs/operating.md).
+ */
+export function batchedDestination(fd = 1): BatchedDestination {
+  return new BatchedDestination(pino.destination({ dest: fd, sync: true }));
 }
 
 /** Destinations not ended: one `exit` listener for them all (a test process makes many). */

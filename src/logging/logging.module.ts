@@ -3,7 +3,7 @@ import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment';
-import { BatchedDestination } from './batched-destination';
+import { batchedDestination } from './batched-destination';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -13,18 +13,17 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
  * application (and its logger) exists, so every startup line parses the same way.
  *
  * `buffered` (the application's logger, which writes a line per request): lines are gathered in
- * batches of 16 KiB (or 200 ms) and written asynchronously by pino's sonic-boom destination
- * (`sync: false`), so a request's line costs an entry in a list, not a write(2) or a
- * re-measured buffer of its own ({@link BatchedDestination}). The batch is written by
- * {@link flushLogs} before the process exits (shutdown, fatal error), and as a last resort
- * synchronously when it exits.
+ * batches of 16 KiB (or 200 ms), each written with one write(2) by pino's sonic-boom destination,
+ * so a request's line costs an entry in a list, not a write(2) or a re-measured buffer of its own
+ * ({@link batchedDestination}). The batch is written by {@link flushLogs} before the process
+ * exits (shutdown, fatal error), and as a last resort when it exits.
  */
 export function createRootLogger(level: LogLevel, buffered = false): Logger {
   if (process.env.NODE_ENV === 'development') {
     return pino({ level, transport: { target: 'pino-pretty', options: { singleLine: true } } });
   }
   if (!buffered) return pino({ level });
-  return pino({ level }, new BatchedDestination(pino.destination({ dest: 1, sync: false })));
+  return pino({ level }, batchedDestination());
 }
 
 /**
