@@ -27,8 +27,10 @@ export function createRootLogger(level: LogLevel, buffered = false): Logger {
 }
 
 /**
- * Resolves once every line logged so far has been written (or after `timeoutMs`, so that a
- * stdout nobody reads cannot hold the exit). Call before `process.exit()`.
+ * Resolves once every line logged so far has been written: at once on the request log's
+ * synchronous writer, which writes the batch before calling back; `timeoutMs` bounds the wait for
+ * a destination that calls back later (pino-pretty's transport in development). Call before
+ * `process.exit()`.
  */
 export function flushLogs(logger: Logger, timeoutMs = 2000): Promise<void> {
   return new Promise((resolve) => {
