@@ -17,12 +17,17 @@ const jsonOf = (rows: OrderRow[]): string => rows.map(orderJson).join(',');
 /** A list that came whole in its first batch, as one JSON array. */
 export const wholeListJson = (rows: OrderRow[]): string => `[${jsonOf(rows)}]`;
 
-/** Asks for the next batch; a failure is handled by whoever awaits it (or by the close). */
-function readAhead(source: ListCursor): Promise<OrderRow[]> {
+/**
+ * Asks for the next batch; a failure is handled by whoever awaits it (or by the close). It fails
+ * too when the connection is `lost` first: pg-cursor never answers a read whose connection dies
+ * between the last batch's CommandComplete and its ReadyForQuery (it ignores errors once its
+ * portal is closed), and the list would hang, holding its connection, forever.
+ */
+function readAhead(source: ListCursor, lost: Promise<never>): Promise<OrderRow[]> {
   // Execute and Flush in one write.
   const { stream } = source.client.connection;
   stream.cork();
-  const batch = source.cursor.read(LIST_BATCH_SIZE);
+  const batch = Promise.race([source.cursor.read(LIST_BATCH_SIZE), lost]);
   stream.uncork();
   batch.catch(() => undefined);
   return batch;
@@ -52,13 +57,20 @@ export class OrderListJson extends Readable {
   private waiting = false;
   private connectionEnded = false;
   private onConnectionEnd: (() => void) | undefined;
+  /** Rejects when the connection ends: every read in flight fails with it. */
+  private readonly lost: Promise<never>;
+  private loseConnection: (error: Error) => void = () => undefined;
 
   constructor(first: OrderRow[], source: ListCursor) {
     super();
     this.first = first;
     this.source = source;
+    this.lost = new Promise<never>((_resolve, reject) => {
+      this.loseConnection = reject;
+    });
+    this.lost.catch(() => undefined);
     source.client.once('end', this.handleConnectionEnd);
-    this.next = readAhead(source);
+    this.next = readAhead(source, this.lost);
   }
 
   override _read(): void {
@@ -81,7 +93,7 @@ export class OrderListJson extends Readable {
           this.next = undefined;
           this.release(source, false);
         } else {
-          this.next = readAhead(source);
+          this.next = readAhead(source, this.lost);
         }
         this.push(`${rows.length > 0 ? `,${jsonOf(rows)}` : ''}${last ? ']' : ''}`);
         if (last) this.push(null);
@@ -157,6 +169,7 @@ export class OrderListJson extends Readable {
 
   private readonly handleConnectionEnd = (): void => {
     this.connectionEnded = true;
+    this.loseConnection(new Error('database connection lost mid-list'));
     this.onConnectionEnd?.();
   };
 }
