@@ -63,23 +63,20 @@ describe('BatchedDestination', () => {
     destination.end();
   });
 
-  it('has every batch it hands over written to the file descriptor before the write returns', () => {
-    // What keeps the lines in order at exit: no write of an earlier batch still pending in
-    // libuv's thread pool when the exit writes the last one (an asynchronous sonic-boom fails
-    // this check about three times in four, per batch).
+  it('calls a flush back only once every line written so far is on the file descriptor', async () => {
+    // What flushLogs waits for before the process exits. sonic-boom's own flush, with no
+    // minLength, calls back at once, while its thread pool may not have written anything yet.
     const dir = mkdtempSync(join(tmpdir(), 'log-'));
     const fd = openSync(join(dir, 'log'), 'w');
     const destination = batchedDestination(fd);
     try {
       let written = 0;
       for (let batch = 1; batch <= 5; batch++) {
-        let batched = 0;
-        while (batched < LOG_BATCH_BYTES) {
-          const text = line(batch);
-          destination.write(text);
-          batched += text.length;
+        while (written < batch * LOG_BATCH_BYTES) {
+          destination.write(line(batch));
+          written += line(batch).length;
         }
-        written += batched;
+        await new Promise<void>((resolve) => destination.flush(() => resolve()));
         expect(fstatSync(fd).size).toBe(written);
       }
     } finally {
@@ -88,15 +85,16 @@ describe('BatchedDestination', () => {
     }
   });
 
-  it('writes every line, in order, of a process that exits without a flush', () => {
-    // A real process with the service's destination on stdout: 2,000 lines logged, then
-    // process.exit() at once.
+  it('writes every line, in order, of a process that flushes its log and exits', () => {
+    // A real process with the service's destination on stdout, exiting as main.ts does (flushLogs,
+    // then process.exit()) after 2,000 lines.
     const script = `
       const pino = require('pino');
       const { batchedDestination } = require(${JSON.stringify(join(__dirname, 'batched-destination.ts'))});
+      const { flushLogs } = require(${JSON.stringify(join(__dirname, 'logging.module.ts'))});
       const log = pino({ base: null, timestamp: false }, batchedDestination());
       for (let i = 0; i < 2000; i++) log.info({ i }, 'line');
-      process.exit(0);
+      flushLogs(log).then(() => process.exit(0));
     `;
     const child = spawnSync(process.execPath, ['--require', '@swc-node/register', '-e', script], {
       cwd: join(__dirname, '..', '..'),

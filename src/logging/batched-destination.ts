@@ -17,8 +17,7 @@ export const LOG_FLUSH_INTERVAL_MS = 200;
  * serialisation of it (docs/performance.md).
  *
  * Nothing is lost: `flush` and `flushSync` (pino's `logger.flush`, and the process's `exit`) hand
- * over the batch first; on the synchronous writer of {@link batchedDestination}, a batch handed
- * over is written, in order, before the call returns.
+ * over the batch first.
  */
 export class BatchedDestination implements DestinationStream {
   private lines: string[] = [];
@@ -76,19 +75,18 @@ export class BatchedDestination implements DestinationStream {
 
 /**
  * The request log's destination on a file descriptor (stdout by default): a
- * {@link BatchedDestination} whose batches sonic-boom writes synchronously.
+ * {@link BatchedDestination} whose batches sonic-boom writes asynchronously, so a log reader that
+ * falls behind never stalls the service (a synchronous sonic-boom sleeps 100 ms at a time on a
+ * full non-blocking stdout, with the event loop held).
  *
- * Synchronously, as pino's own default destination does, because an asynchronous sonic-boom
- * (`sync: false`) cannot keep its promise at exit: its `flushSync` writes what it holds while the
- * write already handed to libuv's thread pool may still be pending, so that batch lands after
- * later ones, or not at all if the process ends first (pinojs/sonic-boom#101), and its `flush`
- * calls back at once without waiting for that write. One write(2) per batch of about 50 request
- * lines costs no more CPU than handing the batch to the thread pool (docs/performance.md). The
- * price is pino's: a reader that stops reading stdout holds the process up until it reads again,
- * rather than the logs piling up in memory (docs/operating.md).
+ * `minLength: 1` writes each batch at once, as `0` would, and makes sonic-boom's `flush` wait
+ * for the write in progress (with `0` it calls back at once, before the thread pool has written
+ * anything): so `flushLogs` before an exit resolves only once every line is out, in order. An
+ * exit that skips it (a `process.exit()` from elsewhere) still writes what is batched, but may
+ * write it before a batch the thread pool has not finished (pinojs/sonic-boom#101).
  */
 export function batchedDestination(fd = 1): BatchedDestination {
-  return new BatchedDestination(pino.destination({ dest: fd, sync: true }));
+  return new BatchedDestination(pino.destination({ dest: fd, sync: false, minLength: 1 }));
 }
 
 /** Destinations not ended: one `exit` listener for them all (a test process makes many). */

@@ -13,10 +13,10 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
  * application (and its logger) exists, so every startup line parses the same way.
  *
  * `buffered` (the application's logger, which writes a line per request): lines are gathered in
- * batches of 16 KiB (or 200 ms), each written with one write(2) by pino's sonic-boom destination,
- * so a request's line costs an entry in a list, not a write(2) or a re-measured buffer of its own
- * ({@link batchedDestination}). The batch is written by {@link flushLogs} before the process
- * exits (shutdown, fatal error), and as a last resort when it exits.
+ * batches of 16 KiB (or 200 ms) and written asynchronously by pino's sonic-boom destination, so
+ * a request's line costs an entry in a list, not a write(2) or a re-measured buffer of its own
+ * ({@link batchedDestination}). {@link flushLogs} writes them all before the process exits
+ * (shutdown, fatal error); any other exit writes the batch synchronously, as a last resort.
  */
 export function createRootLogger(level: LogLevel, buffered = false): Logger {
   if (process.env.NODE_ENV === 'development') {
@@ -27,10 +27,8 @@ export function createRootLogger(level: LogLevel, buffered = false): Logger {
 }
 
 /**
- * Resolves once every line logged so far has been written: at once on the request log's
- * synchronous writer, which writes the batch before calling back; `timeoutMs` bounds the wait for
- * a destination that calls back later (pino-pretty's transport in development). Call before
- * `process.exit()`.
+ * Resolves once every line logged so far has been written (or after `timeoutMs`, so that a
+ * stdout nobody reads cannot hold the exit). Call before `process.exit()`.
  */
 export function flushLogs(logger: Logger, timeoutMs = 2000): Promise<void> {
   return new Promise((resolve) => {
