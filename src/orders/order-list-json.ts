@@ -56,8 +56,7 @@ export class OrderListJson extends Readable {
   /** A `_read()` is waiting for `next`. */
   private waiting = false;
   private connectionEnded = false;
-  private onConnectionEnd: (() => void) | undefined;
-  /** Rejects when the connection ends: every read in flight fails with it. */
+  /** Rejects when the connection ends: every read or close in flight fails with it. */
   private readonly lost: Promise<never>;
   private loseConnection: (error: Error) => void = () => undefined;
 
@@ -145,19 +144,7 @@ export class OrderListJson extends Readable {
   /** Closes the cursor; gives up (with the reason) if the connection is lost meanwhile. */
   private closeCursor(source: ListCursor): Promise<Error | undefined> {
     if (this.connectionEnded) return Promise.resolve(new Error('database connection lost'));
-    return new Promise((resolve) => {
-      this.onConnectionEnd = () => {
-        resolve(new Error('database connection lost while closing the cursor'));
-      };
-      source.cursor.close().then(
-        () => {
-          resolve(undefined);
-        },
-        (error: unknown) => {
-          resolve(toError(error));
-        },
-      );
-    });
+    return Promise.race([source.cursor.close(), this.lost]).then(() => undefined, toError);
   }
 
   private release(source: ListCursor, failure: Error | false | undefined): void {
@@ -170,6 +157,5 @@ export class OrderListJson extends Readable {
   private readonly handleConnectionEnd = (): void => {
     this.connectionEnded = true;
     this.loseConnection(new Error('database connection lost mid-list'));
-    this.onConnectionEnd?.();
   };
 }
