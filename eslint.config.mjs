@@ -51,6 +51,24 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': 'error' },
   },
   {
+    // The service's process keeps Buffer#toString to UTF-8 (docs/performance.md): one call with
+    // another encoding makes pg's decoding of every column of every row take V8's generic path.
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.property.name='toString'][arguments.0.value=/^(hex|base64|base64url|latin1|binary|ascii|ucs-?2|utf-?16le)$/i]",
+          message:
+            'Buffer#toString with an encoding other than UTF-8 slows every row pg reads ' +
+            '(docs/performance.md): use btoa/atob, digest(encoding), or number.toString(16).',
+        },
+      ],
+    },
+  },
+  {
     // common/ is what every feature relies on: it depends on none of them (or on the app).
     files: ['src/common/**/*.ts'],
     rules: {

@@ -83,7 +83,10 @@ export class NotificationListener {
   private readonly heartbeatChannel: string;
 
   constructor(private readonly options: NotificationListenerOptions) {
-    this.heartbeatChannel = `${options.channel}_heartbeat_${randomBytes(8).toString('hex')}`;
+    // 16 hex digits, not Buffer#toString('hex'): see order-cursor.ts on why the process keeps
+    // Buffer#toString to UTF-8.
+    const suffix = randomBytes(8).readBigUInt64BE().toString(16).padStart(16, '0');
+    this.heartbeatChannel = `${options.channel}_heartbeat_${suffix}`;
   }
 
   /** Connects in the background: the caller never waits for (or fails with) the database. */

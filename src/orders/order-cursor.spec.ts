@@ -32,6 +32,31 @@ describe('the order cursor', () => {
     expect(decodeCursor(undated, filter, 'shipDate')).toEqual({ id: '5', shipDate: null });
   });
 
+  it('reads the cursors it wrote before, and writes the same ones', () => {
+    // Written by the Buffer#toString('base64url') encoder that btoa replaced: clients may hold them.
+    const issued: [string, Parameters<typeof encodeCursor>, ReturnType<typeof decodeCursor>][] = [
+      [
+        'WzEsIlFPVGs3YUoxS0lHT1FwdGUiLCI5MjIzMzcyMDM2ODU0Nzc1ODA3IiwiV1pydVBQT0hMZzdjdF9kWiJd',
+        [filter, 'id', { id: INT64_MAX }],
+        { id: INT64_MAX },
+      ],
+      [
+        'WzEsIkpzT1pEN1plLUZQUmRBaTMiLCI0MiIsIjIwMjYtMTEtMjJUMTA6MDA6MDAuMTIzNDU2WiIsIl8xMWczTzNvOTNzSElldzUiXQ',
+        [filter, '-shipDate', { id: '42', shipDate: '2026-11-22T10:00:00.123456Z' }],
+        { id: '42', shipDate: '2026-11-22T10:00:00.123456Z' },
+      ],
+      [
+        'WzEsIi1pYUpMbEdLWDc3Z2p5cXciLCI1IixudWxsLCJGTHptUWMtVEEwNlZFOE1OIl0',
+        [{}, 'shipDate', { id: '5', shipDate: null }],
+        { id: '5', shipDate: null },
+      ],
+    ];
+    for (const [cursor, [cursorFilter, sort, position], decoded] of issued) {
+      expect(encodeCursor(cursorFilter, sort, position)).toBe(cursor);
+      expect(decodeCursor(cursor, cursorFilter, sort)).toEqual(decoded);
+    }
+  });
+
   it('is bound to the filters and the sort, not to how they were spelled', () => {
     const cursor = encodeCursor(filter, 'id', { id: '10' });
     expect(decodeCursor(cursor, { petId: '7', statuses: ['pending', 'shipped'] }, 'id')).toEqual({
@@ -56,7 +81,10 @@ describe('the order cursor', () => {
       cursor.slice(0, -1),
       `${cursor.slice(0, 5)}${cursor[5] === 'A' ? 'B' : 'A'}${cursor.slice(6)}`,
       `${cursor}=`,
+      ` ${cursor}`,
+      `${cursor.slice(0, 4)}\n${cursor.slice(4)}`,
       'not a cursor',
+      '%%%%',
       Buffer.from('[1]').toString('base64url'),
     ]) {
       expect(codeOf(() => decodeCursor(altered, filter, 'id'))).toBe('INVALID_CURSOR');
