@@ -6,7 +6,21 @@ import autocannon from 'autocannon';
  * drifts by tens of per cent over seconds (other tenants of the host), and a drift then weighs on
  * every server alike instead of on whichever ran last.
  */
-export const LOAD = { connections: 10, warmupSeconds: 2, seconds: 8, slices: 4 } as const;
+export const LOAD = {
+  connections: 10,
+  /**
+   * Before anything is measured, each server serves each request shape for this long (list 100,
+   * cancel, and v2's page on the service): servers run for days, and what is compared is their
+   * steady state, not how soon V8 has compiled them. Measured on this machine: the JIT was still
+   * compiling hundreds of the service's functions 5 to 10 s into a list load, and the service's
+   * CPU per list of 100 was still falling after 20 s (docs/performance.md).
+   */
+  steadyStateSeconds: { 'list 100': 20, cancel: 10, 'v2 page of 100': 10 },
+  /** Per scenario, each server's warm-up before its measured slices (pool, caches). */
+  warmupSeconds: 2,
+  seconds: 8,
+  slices: 4,
+} as const;
 
 /** A server (or a way to drive it) that takes its turns in a scenario. */
 export interface Contender {
@@ -115,6 +129,18 @@ export async function driveInTurns<Name extends string>(
   return Object.fromEntries(
     names.map((name) => [name, (tallies.get(name) as Tally).result()]),
   ) as Record<Name, LoadResult>;
+}
+
+/**
+ * Serves `scenario` on each server in turn for `seconds`, discarded: to bring every server to
+ * its steady state before the first measurement. Fails if any answer is not the scenario's status.
+ */
+export async function warmUp(
+  contenders: readonly Contender[],
+  scenario: Scenario,
+  seconds: number,
+): Promise<void> {
+  for (const contender of contenders) await new Tally(contender, scenario).run(seconds, false);
 }
 
 type SetupRequest = (request: autocannon.Request) => autocannon.Request;

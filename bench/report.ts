@@ -215,7 +215,9 @@ Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
   limit on this machine, reported in every run.
 
 Load: autocannon (in the bench process) on 127.0.0.1 with ${LOAD.connections} keep-alive
-connections, never two servers at once. Per scenario: ${LOAD.warmupSeconds} s of warm-up of each
+connections, never two servers at once. First, to measure steady states: each server serves
+list 100 for ${LOAD.steadyStateSeconds['list 100']} s and cancel for ${LOAD.steadyStateSeconds.cancel} s, and the service v2's page of 100 for
+${LOAD.steadyStateSeconds['v2 page of 100']} s, unmeasured. Per scenario: ${LOAD.warmupSeconds} s of warm-up of each
 (discarded), then ${LOAD.seconds} s measured of each, in ${LOAD.slices} slices taken in turns (A B C …,
 then … C B A, …), so that a drift in the machine's speed weighs on all of them alike. Every answer
 must have the scenario's status. req/s is requests completed over the measured time; p50 and p99

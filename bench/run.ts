@@ -29,7 +29,7 @@ import { runBounded } from '../test/support/bounded-run';
 import { RedisServer } from '../test/support/redis-server';
 import { hasSystemBinary } from '../test/support/system-binary';
 import { fetchLargeList, type LargeListResult } from './large-list';
-import { driveInTurns, sendOnceEach, type Contender, type Scenario } from './load';
+import { LOAD, driveInTurns, sendOnceEach, warmUp, type Contender, type Scenario } from './load';
 import { measurePageDepth, seedPageOrders, type PageDepthResult } from './pages';
 import { rssBytes } from './process-memory';
 import { compareTracing } from './tracing';
@@ -288,6 +288,16 @@ async function main(): Promise<boolean> {
       bareNest: at(bareNest.url),
       baseline: at(baseline.url),
     };
+    log('steady state: each server serves list 100 and cancel, the service v2 too, unmeasured…');
+    const everyServer = Object.values(contenders);
+    await warmUp(everyServer, list('list 100'), LOAD.steadyStateSeconds['list 100']);
+    await warmUp(everyServer, cancel, LOAD.steadyStateSeconds.cancel);
+    await warmUp(
+      [{ ...contenders.service, path: V2_PAGE_OF_100 }],
+      list('v2 page of 100'),
+      LOAD.steadyStateSeconds['v2 page of 100'],
+    );
+
     const scenarios: ScenarioResult[] = [];
     for (const scenario of [list('list 100'), cancel]) {
       log(`${scenario.name}: service, service with Redis, bare NestJS, node:http in turns…`);
