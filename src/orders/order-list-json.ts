@@ -145,12 +145,12 @@ export class OrderListJson extends Readable {
    * list of 1,000,000 orders grew by 300 MB).
    */
   private unlessLost<T>(operation: Promise<T>): Promise<T> {
-    if (this.connectionEnded) return Promise.reject(new Error('database connection lost'));
     return new Promise<T>((resolve, reject) => {
-      this.failInFlight = reject;
       operation.then(resolve, reject).finally(() => {
         if (this.failInFlight === reject) this.failInFlight = undefined;
       });
+      if (this.connectionEnded) reject(new Error('database connection lost'));
+      else this.failInFlight = reject;
     });
   }
 
