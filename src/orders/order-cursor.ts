@@ -26,7 +26,7 @@ const digest = (text: string): string =>
  * one function for the whole process: once it has been called with two encodings, its call to
  * the encoding's decoder is polymorphic in every optimised caller, and pg decodes each column
  * of each row through it (UTF-8), which then goes through V8's generic call path (measured with
- * valgrind: about 45,000 instructions more per list of 100 orders, 2.5% of the request). A
+ * valgrind: about 38,000 instructions more per list of 100 orders, 2% of the request). A
  * cursor's JSON is ASCII (numbers, ids as digit strings, ISO dates, base64url digests), which is
  * what btoa takes.
  */
