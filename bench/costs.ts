@@ -72,6 +72,16 @@ const CHANGES: Change[] = [
     ],
   },
   {
+    name: "log line: pino's serialisation of the request's object (not the service's template)",
+    undo: [
+      {
+        file: 'logging/logging.module.js',
+        now: '(0, request_log_1.requestLogWriter)(logger, ownLines ? destination : undefined)',
+        before: '(0, request_log_1.requestLogWriter)(logger)',
+      },
+    ],
+  },
+  {
     name: "metrics: prom-client's Counter and Histogram, bound series per method, route and status",
     undo: [
       {

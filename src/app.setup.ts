@@ -10,7 +10,7 @@ import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
 import { AppConfig } from './config/app-config';
 import { ApiExpressAdapter } from './http-server';
-import { ROOT_LOGGER } from './logging/logging.module';
+import { REQUEST_LOG, ROOT_LOGGER } from './logging/logging.module';
 import { observeRequests } from './logging/observe-requests';
 import { MetricsService } from './metrics/metrics.service';
 import { setupOpenApi, SWAGGER_UI_PATH } from './openapi/openapi';
@@ -83,7 +83,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // whatever the path, known or not.
   app.use(
     inOneLayer([
-      observeRequests(app.get(MetricsService), app.get(ROOT_LOGGER)),
+      observeRequests(app.get(MetricsService), app.get(REQUEST_LOG)),
       setStaticHeaders(apiSecurityHeaders),
       ...(config.compression ? [compressResponses()] : []),
       limitRequestBodies(),

@@ -2,26 +2,24 @@ import { spawnSync } from 'node:child_process';
 import { fstatSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type pino from 'pino';
 import {
   BatchedDestination,
   batchedDestination,
   LOG_BATCH_BYTES,
   LOG_FLUSH_INTERVAL_MS,
+  type Writer,
 } from './batched-destination';
 
-type Writer = ReturnType<typeof pino.destination>;
-
-/** A stand-in for sonic-boom: records what it is handed, and flushes at once. */
+/** A stand-in for sonic-boom: records what it is handed (as text), and flushes at once. */
 function recordingWriter(): { writer: Writer; written: string[] } {
   const written: string[] = [];
   const writer = {
-    write: (text: string) => written.push(text) > 0,
+    write: (data: Buffer) => written.push(data.toString('utf8')) > 0,
     flush: (callback: () => void) => callback(),
     flushSync: () => undefined,
     end: () => undefined,
   };
-  return { writer: writer as unknown as Writer, written };
+  return { writer, written };
 }
 
 const line = (i: number): string => `{"n":${i},"pad":"${'x'.repeat(200)}"}\n`;
@@ -29,7 +27,7 @@ const line = (i: number): string => `{"n":${i},"pad":"${'x'.repeat(200)}"}\n`;
 describe('BatchedDestination', () => {
   afterEach(() => jest.useRealTimers());
 
-  it('hands lines over in order, one string per batch once a batch is full', () => {
+  it('hands lines over in order, one buffer per batch once a batch is full', () => {
     const { writer, written } = recordingWriter();
     const destination = new BatchedDestination(writer);
     const count = Math.ceil((LOG_BATCH_BYTES * 2.5) / line(0).length);
@@ -38,6 +36,20 @@ describe('BatchedDestination', () => {
     destination.flushSync();
     expect(written).toHaveLength(3);
     expect(written.join('')).toBe(Array.from({ length: count }, (_, i) => line(i)).join(''));
+    destination.end();
+  });
+
+  it('encodes every line as UTF-8, one longer than a batch on its own, in order', () => {
+    const { writer, written } = recordingWriter();
+    const destination = new BatchedDestination(writer);
+    const accented = '{"url":"/v1/é€😀"}\n';
+    const long = `{"pad":"${'€'.repeat(LOG_BATCH_BYTES)}"}\n`;
+    destination.write(line(1));
+    destination.write(accented);
+    destination.write(long);
+    destination.write(line(2));
+    destination.flushSync();
+    expect(written).toEqual([line(1) + accented, long, line(2)]);
     destination.end();
   });
 

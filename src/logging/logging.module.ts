@@ -3,27 +3,24 @@ import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger } from 'pino';
 import { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment';
+import { tracingConfigured } from '../tracing/tracing';
 import { batchedDestination } from './batched-destination';
+import { requestLogWriter, type RequestLogWriter } from './request-log';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+/** The {@link RequestLogWriter} of the request log, on the application's logger. */
+export const REQUEST_LOG = Symbol('REQUEST_LOG');
 
 /**
- * The one log format: JSON lines on stdout. Also used by `main.ts` for what it says before the
- * application (and its logger) exists, so every startup line parses the same way.
- *
- * `buffered` (the application's logger, which writes a line per request): lines are gathered in
- * batches of 16 KiB (or 200 ms) and written asynchronously by pino's sonic-boom destination, so
- * a request's line costs an entry in a list, not a write(2) or a re-measured buffer of its own
- * ({@link batchedDestination}). {@link flushLogs} writes them all before the process exits
- * (shutdown, fatal error); any other exit writes the batch synchronously, as a last resort.
+ * The one log format: JSON lines on stdout, pretty only in development. What `main.ts` says
+ * before the application (and its logger) exists uses it too, so every line parses the same way.
  */
-export function createRootLogger(level: LogLevel, buffered = false): Logger {
+export function createRootLogger(level: LogLevel): Logger {
   if (process.env.NODE_ENV === 'development') {
     return pino({ level, transport: { target: 'pino-pretty', options: { singleLine: true } } });
   }
-  if (!buffered) return pino({ level });
-  return pino({ level }, batchedDestination());
+  return pino({ level });
 }
 
 /**
@@ -40,15 +37,54 @@ export function flushLogs(logger: Logger, timeoutMs = 2000): Promise<void> {
   });
 }
 
+/** The application's logger, and the request log's writer on the same destination. */
+interface ApplicationLog {
+  logger: Logger;
+  requestLog: RequestLogWriter;
+}
+
+/**
+ * The application's logger, which writes a line per request: in the one format, buffered. Lines
+ * are gathered in batches of 16 KiB (or 200 ms) and written asynchronously by pino's sonic-boom
+ * destination, so a request's line costs an entry in a list, not a write(2) of its own
+ * ({@link batchedDestination}). {@link flushLogs} writes them all before the process exits
+ * (shutdown, fatal error); any other exit writes the batch synchronously, as a last resort.
+ *
+ * The request log's writer builds its lines itself on that destination, unless a pino plugin has
+ * to see each line: OpenTelemetry's pino instrumentation, when tracing is on ({@link requestLogWriter}).
+ */
+function createApplicationLog(level: LogLevel): ApplicationLog {
+  if (process.env.NODE_ENV === 'development') {
+    const logger = createRootLogger(level);
+    return { logger, requestLog: requestLogWriter(logger) };
+  }
+  const destination = batchedDestination();
+  const logger = pino({ level }, destination);
+  const ownLines = !tracingConfigured(process.env);
+  return { logger, requestLog: requestLogWriter(logger, ownLines ? destination : undefined) };
+}
+
+const APPLICATION_LOG = Symbol('APPLICATION_LOG');
+
 @Module({
   providers: [
     {
-      provide: ROOT_LOGGER,
+      provide: APPLICATION_LOG,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => createRootLogger(config.logLevel, true),
+      useFactory: (config: AppConfig) => createApplicationLog(config.logLevel),
+    },
+    {
+      provide: ROOT_LOGGER,
+      inject: [APPLICATION_LOG],
+      useFactory: (log: ApplicationLog) => log.logger,
+    },
+    {
+      provide: REQUEST_LOG,
+      inject: [APPLICATION_LOG],
+      useFactory: (log: ApplicationLog) => log.requestLog,
     },
   ],
-  exports: [ROOT_LOGGER],
+  exports: [ROOT_LOGGER, REQUEST_LOG],
 })
 class RootLoggerModule {}
 

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from 'pino';
 import { routeOf } from '../common/http/route-of';
 import type { MetricsService } from '../metrics/metrics.service';
 import { redactUrl } from './redact-url';
+import type { RequestLogWriter } from './request-log';
 import { requestId } from './request-id';
 
 /**
@@ -20,9 +20,10 @@ import { requestId } from './request-id';
  * Not pino-http under nestjs-pino's AsyncLocalStorage: beside each other in one benchmark run (2
  * cores, Node 20), the service served about 40% more cancels per second without them (they make a
  * child logger per request, and the store turns on async_hooks for every promise). Lines logged
- * while serving a request carry `reqId` explicitly instead.
+ * while serving a request carry `reqId` explicitly instead. The line itself is built by the
+ * {@link RequestLogWriter}.
  */
-export function observeRequests(metrics: MetricsService, log: Logger) {
+export function observeRequests(metrics: MetricsService, log: RequestLogWriter) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const id = requestId(req, res);
     const start = performance.now();
@@ -36,8 +37,7 @@ export function observeRequests(metrics: MetricsService, log: Logger) {
         ended ? String(res.statusCode) : 'aborted',
         elapsedMs / 1000,
       );
-      if (!log.isLevelEnabled('info')) return;
-      log.info(
+      log(
         {
           req: {
             id,
