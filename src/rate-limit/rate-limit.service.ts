@@ -233,11 +233,16 @@ export function bindingWindow(windows: WindowState[]): WindowState {
   );
 }
 
+/**
+ * The X-RateLimit-* headers of the binding window. Given as strings: Node checks a header's value
+ * with a regular expression, and a number takes that test's slow path (converted to a string for
+ * it, then again when the head is written).
+ */
 export function setRateLimitHeaders(res: Response, windows: WindowState[]): void {
   const w = bindingWindow(windows);
-  res.setHeader('X-RateLimit-Limit', w.limit);
-  res.setHeader('X-RateLimit-Remaining', Math.max(0, w.limit - w.count));
-  res.setHeader('X-RateLimit-Reset', Math.ceil(w.resetAtMs / 1000));
+  res.setHeader('X-RateLimit-Limit', String(w.limit));
+  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, w.limit - w.count)));
+  res.setHeader('X-RateLimit-Reset', String(Math.ceil(w.resetAtMs / 1000)));
 }
 
 function retryAfter(ms: number): string {
