@@ -29,6 +29,7 @@ import { runBounded } from '../test/support/bounded-run';
 import { RedisServer } from '../test/support/redis-server';
 import { hasSystemBinary } from '../test/support/system-binary';
 import { fetchLargeList, type LargeListResult } from './large-list';
+import { growOrders, INT64_MAX } from './orders';
 import { LOAD, driveInTurns, sendOnceEach, warmUp, type Contender, type Scenario } from './load';
 import { measurePageDepth, seedPageOrders, type PageDepthResult } from './pages';
 import { rssBytes } from './process-memory';
@@ -60,7 +61,6 @@ const LARGE_LIST_TIMEOUT_MS = 60_000;
 const HARD_LIMIT_MS = 900_000;
 /** Seeded as already cancelled: its DELETE is the idempotent 204, repeatable under load. */
 const CANCEL_ID = '2';
-const INT64_MAX = '9223372036854775807';
 /** Enterprise keys driven in turn (key cache and limiter at scale). */
 const MANY_KEYS = 10_000;
 /** Distinct keys that each send one request before the service's memory is read. */
@@ -89,35 +89,6 @@ const log = (message: string): void => {
 };
 /** What the hard limit must still stop (synchronously) if the run is stuck. */
 const emergencyStops: (() => void)[] = [];
-
-/**
- * Grows the table to `total` orders: ids 1, 2, … plus one at INT64_MAX (so every list carries an
- * id beyond 2^53), every status, and nulls in each nullable column. Id 2 is cancelled.
- */
-async function growOrders(databaseUrl: string, total: number): Promise<void> {
-  await withClient(databaseUrl, async (c) => {
-    await c.query(
-      `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status)
-       VALUES ($1, $1, 1, NULL, false, 'pending') ON CONFLICT (id) DO NOTHING`,
-      [INT64_MAX],
-    );
-    const { rows } = await c.query<{ n: string }>('SELECT count(*) AS n FROM orders');
-    const from = Number(rows[0].n);
-    await c.query(
-      `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status)
-       SELECT g,
-              CASE WHEN g % 10 = 0 THEN NULL ELSE g * 7 END,
-              CASE WHEN g % 10 = 1 THEN NULL ELSE g % 5 + 1 END,
-              CASE WHEN g % 4 = 0 THEN NULL
-                   ELSE timestamptz '2026-11-22T10:00:00Z' + g * interval '1 minute' END,
-              g % 2 = 0,
-              (ARRAY['pending', 'shipped', 'cancelled'])[g % 3 + 1]
-         FROM generate_series($1::bigint, $2::bigint) AS g`,
-      [from, total - 1],
-    );
-    await c.query('VACUUM ANALYZE orders');
-  });
-}
 
 /** The service as production runs it, with default settings (and `env` on top). */
 function startService(

@@ -1,0 +1,176 @@
+/**
+ * Instructions per request, the service against bare NestJS: each server run under valgrind
+ * (`valgrind --tool=callgrind`), counting only while the measured requests are served, after a
+ * warm-up that brings V8 near its steady state. Unlike requests per second on a shared 2-core
+ * machine, whose speed moves by tens of per cent between minutes, a count changes little between
+ * runs: two processes of one build differ by about 1.5% on the main thread (the event loop, which
+ * bounds a saturated server's rate), more in all threads together (V8's background compiler).
+ *
+ *   npm run bench:instructions -- [cancel|list] [service|bare ...]
+ *
+ * Prints, per server, instructions per request on the main thread and in all threads, and bare
+ * NestJS ÷ the service: the ratio the bench's targets are about, as far as CPU decides it. Each
+ * dump (`callgrind_annotate`, with `--perf-basic-prof`'s `/tmp/perf-PID.map` to name V8's code)
+ * is kept in a directory it names. Takes about three minutes a server; needs `valgrind`.
+ */
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, makeRootDir, pgCtl, removeRootDir, startCluster } from '../test/setup/clusters';
+import { AppProcess } from '../test/support/app-process';
+import { bearerFromKeysTool } from '../test/support/auth';
+import { runBounded } from '../test/support/bounded-run';
+import { createMigratedDatabase } from '../test/support/migrated-database';
+import { hasSystemBinary } from '../test/support/system-binary';
+import { growOrders } from './orders';
+
+/** Requests served before counting: under valgrind V8 still compiles the service's code at 12,000. */
+const WARMUP = 20_000;
+const MEASURED = 5_000;
+const CONNECTIONS = 10;
+/** Whatever happens, the run ends by then. */
+const HARD_LIMIT_MS = 30 * 60_000;
+/** What the hard limit must still stop (synchronously) if the run is stuck. */
+const emergencyStops: (() => void)[] = [];
+
+const SCENARIOS = {
+  cancel: { method: 'DELETE', path: '/v1/store/orders/2', status: 204 },
+  list: { method: 'GET', path: '/v1/store/orders', status: 200 },
+} as const;
+
+type ScenarioName = keyof typeof SCENARIOS;
+
+const SERVERS: Record<string, string[]> = {
+  service: ['dist/main.js'],
+  bare: ['--require', '@swc-node/register', 'bench/reference/bare-nest.ts'],
+};
+
+/** `count` requests of `scenario`, `CONNECTIONS` at a time on keep-alive connections. */
+async function drive(
+  url: string,
+  headers: Record<string, string>,
+  scenario: ScenarioName,
+  count: number,
+): Promise<void> {
+  const { method, path, status } = SCENARIOS[scenario];
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const once = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${url}${path}`, { method, headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === status
+            ? resolve()
+            : reject(new Error(`${method} ${path}: ${String(res.statusCode)}`)),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  let sent = 0;
+  const connection = async (): Promise<void> => {
+    while (sent < count) {
+      sent++;
+      await once();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: CONNECTIONS }, connection));
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** Instructions counted in the dump of each thread of `pid`: the main thread's, and all. */
+function countedInstructions(dir: string, pid: number): { main: number; all: number } {
+  let main = 0;
+  let all = 0;
+  for (const file of readdirSync(dir)) {
+    const thread = new RegExp(`^callgrind\\.${pid}\\.1-(\\d+)$`).exec(file)?.[1];
+    if (thread === undefined) continue;
+    const total = /^totals: (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'))?.[1];
+    all += Number(total ?? 0);
+    if (Number(thread) === 1) main += Number(total ?? 0);
+  }
+  return { main, all };
+}
+
+async function main(): Promise<boolean> {
+  const [scenarioArg = 'cancel', ...serverArgs] = process.argv.slice(2);
+  if (!(scenarioArg in SCENARIOS)) throw new Error(`unknown scenario ${scenarioArg}`);
+  const scenario = scenarioArg as ScenarioName;
+  const servers = serverArgs.length > 0 ? serverArgs : Object.keys(SERVERS);
+  if (!hasSystemBinary('valgrind', 'valgrind', 'bench:instructions')) return true;
+
+  const dumps = mkdtempSync(join(tmpdir(), 'instructions-'));
+  const root = makeRootDir();
+  const port = await freePort();
+  const dataDir = join(root, 'postgres');
+  emergencyStops.push(
+    () => pgCtl(dataDir, ['-m', 'immediate', 'stop']),
+    () => removeRootDir(root),
+  );
+  const pg = await startCluster(dataDir, port);
+  const counted = new Map<string, { main: number; all: number }>();
+  try {
+    const databaseUrl = await createMigratedDatabase(port, 'instructions');
+    await growOrders(databaseUrl, 100);
+    const headers = await bearerFromKeysTool(databaseUrl, 'instructions');
+    for (const server of servers) {
+      const args = SERVERS[server] as string[] | undefined;
+      if (!args) throw new Error(`unknown server ${server}`);
+      const { app, url } = await AppProcess.start(
+        [
+          'valgrind',
+          '--tool=callgrind',
+          '--instr-atstart=no',
+          '--separate-threads=yes',
+          `--callgrind-out-file=${dumps}/callgrind.%p`,
+          process.execPath,
+          '--perf-basic-prof',
+          ...args,
+        ],
+        { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' },
+      );
+      app.discardOutput();
+      emergencyStops.unshift(() => app.kill('SIGKILL'));
+      try {
+        await drive(url, headers, scenario, WARMUP);
+        // valgrind runs node in its own process: the pid is node's.
+        const pid = String(app.pid);
+        execFileSync('callgrind_control', ['--zero', pid], { stdio: 'ignore' });
+        execFileSync('callgrind_control', ['--instr=on', pid], { stdio: 'ignore' });
+        await drive(url, headers, scenario, MEASURED);
+        execFileSync('callgrind_control', ['--instr=off', pid], { stdio: 'ignore' });
+        execFileSync('callgrind_control', ['--dump', pid], { stdio: 'ignore' });
+        const { main: m, all } = countedInstructions(dumps, app.pid);
+        counted.set(server, { main: m, all });
+        process.stdout.write(
+          `${server}, ${scenario}: ${(m / MEASURED / 1000).toFixed(1)}k instructions per ` +
+            `request on the main thread, ${(all / MEASURED / 1000).toFixed(1)}k in all ` +
+            `threads (pid ${pid})\n`,
+        );
+      } finally {
+        await app.stop();
+      }
+    }
+    const service = counted.get('service');
+    const bare = counted.get('bare');
+    if (service && bare) {
+      process.stdout.write(
+        `bare NestJS ÷ service: ${(bare.main / service.main).toFixed(3)} on the main thread, ` +
+          `${(bare.all / service.all).toFixed(3)} in all threads\n`,
+      );
+    }
+    process.stdout.write(`dumps: ${dumps}\n`);
+    return true;
+  } finally {
+    await pg.stop().catch(() => undefined);
+    removeRootDir(root);
+  }
+}
+
+runBounded('bench:instructions', main, HARD_LIMIT_MS, emergencyStops);
