@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { headerSetter } from '../common/http/response-header';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const setRequestIdHeader = headerSetter('X-Request-Id');
 
 /**
  * The request's id (`req.id`): the caller's X-Request-Id when it is a sane token, else a new UUID;
@@ -12,7 +14,7 @@ export function requestId(req: IncomingMessage, res: ServerResponse): string {
   if (typeof assigned === 'string') return assigned;
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  res.setHeader('X-Request-Id', id);
+  setRequestIdHeader(res, id);
   (req as { id?: string }).id = id;
   return id;
 }

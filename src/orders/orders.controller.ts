@@ -2,6 +2,7 @@ import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nest
 import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { constantHeaderSetter } from '../common/http/response-header';
 import { sendJsonStream } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
@@ -12,6 +13,7 @@ import { ParseOrderIdPipe } from './parse-order-id.pipe';
 
 /** v1's list has a successor (RFC 5829): the filtered, paged list of v2. */
 const SUCCESSOR_VERSION_LINK = '</v2/store/orders>; rel="successor-version"';
+const setSuccessorVersionLink = constantHeaderSetter('Link', SUCCESSOR_VERSION_LINK);
 
 @ApiTag(ORDERS_TAG)
 @Controller({ path: 'store/orders', version: '1' })
@@ -46,7 +48,7 @@ export class OrdersController {
     },
   })
   async listOrders(@Res() res: Response): Promise<void> {
-    res.setHeader('Link', SUCCESSOR_VERSION_LINK);
+    setSuccessorVersionLink(res);
     sendJsonStream(res, await this.orders.listAsJson(), (err) =>
       this.logger.error({ err, reqId: res.req.id }, 'order list broken off mid-stream'),
     );

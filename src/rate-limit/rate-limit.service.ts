@@ -5,6 +5,7 @@ import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import '../auth/request-auth';
 import { ApiException } from '../common/errors/api.exception';
+import { headerSetter } from '../common/http/response-header';
 import { isVersionedPath } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
@@ -233,16 +234,16 @@ export function bindingWindow(windows: WindowState[]): WindowState {
   );
 }
 
-/**
- * The X-RateLimit-* headers of the binding window. Given as strings: Node checks a header's value
- * with a regular expression, and a number takes that test's slow path (converted to a string for
- * it, then again when the head is written).
- */
+const setLimit = headerSetter('X-RateLimit-Limit');
+const setRemaining = headerSetter('X-RateLimit-Remaining');
+const setReset = headerSetter('X-RateLimit-Reset');
+
+/** The X-RateLimit-* headers of the binding window. */
 export function setRateLimitHeaders(res: Response, windows: WindowState[]): void {
   const w = bindingWindow(windows);
-  res.setHeader('X-RateLimit-Limit', String(w.limit));
-  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, w.limit - w.count)));
-  res.setHeader('X-RateLimit-Reset', String(Math.ceil(w.resetAtMs / 1000)));
+  setLimit(res, String(w.limit));
+  setRemaining(res, String(Math.max(0, w.limit - w.count)));
+  setReset(res, String(Math.ceil(w.resetAtMs / 1000)));
 }
 
 function retryAfter(ms: number): string {

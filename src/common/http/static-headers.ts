@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { constantHeaderSetter } from './response-header';
 
 type HeaderList = readonly (readonly [string, string])[];
 
@@ -29,8 +30,9 @@ export function headersSetBy(middleware: RequestHandler): HeaderList {
 
 /** Sets a precomputed list of headers (see {@link headersSetBy}) on every response. */
 export function setStaticHeaders(headers: HeaderList): RequestHandler {
+  const setters = headers.map(([name, value]) => constantHeaderSetter(name, value));
   return (_req: Request, res: Response, next: NextFunction): void => {
-    for (const [name, value] of headers) res.setHeader(name, value);
+    for (const set of setters) set(res);
     next();
   };
 }
