@@ -82,6 +82,26 @@ const CHANGES: Change[] = [
     ],
   },
   {
+    name: "response headers: Node's setHeader for the service's own (no setter per name)",
+    undo: [
+      {
+        file: 'common/http/response-header.js',
+        now: 'return seen ? symbol : undefined;',
+        before: 'return undefined;',
+      },
+    ],
+  },
+  {
+    name: "router: Swagger UI's, the documents' and health's layers before the API routes",
+    undo: [
+      {
+        file: 'common/http/api-routes-first.js',
+        now: 'moveApiRoutesFirst(app.router.stack);',
+        before: 'void app;',
+      },
+    ],
+  },
+  {
     name: "metrics: prom-client's Counter and Histogram, bound series per method, route and status",
     undo: [
       {
