@@ -46,8 +46,8 @@ interface ApplicationLog {
 /**
  * The application's logger, which writes a line per request: in the one format, buffered. Lines
  * are gathered in batches of 16 KiB (or 200 ms) and written asynchronously by pino's sonic-boom
- * destination, so a request's line costs an entry in a list, not a write(2) of its own
- * ({@link batchedDestination}). {@link flushLogs} writes them all before the process exits
+ * destination, so a request's line costs its encoding into a batch buffer, not a write(2) of its
+ * own ({@link batchedDestination}). {@link flushLogs} writes them all before the process exits
  * (shutdown, fatal error); any other exit writes the batch synchronously, as a last resort.
  *
  * The request log's writer builds its lines itself on that destination, unless a pino plugin has
