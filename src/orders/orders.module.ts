@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CommonModule } from '../common/common.module';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderPagesService } from './order-pages.service';
@@ -13,7 +14,7 @@ import { OrdersService } from './orders.service';
  * OpenAPI tag (on the controllers).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Order])],
+  imports: [CommonModule, TypeOrmModule.forFeature([Order])],
   controllers: [OrdersController, OrdersV2Controller],
   providers: [OrdersService, OrderPagesService, DemoOrdersSeeder],
 })
