@@ -118,7 +118,9 @@ function dechunk(raw: string): string {
 }
 
 const logLines = (app: AppProcess, reqId: string): Record<string, unknown>[] =>
-  app.json().filter((l) => l.reqId === reqId || (l.req as { id?: string } | undefined)?.id === reqId);
+  app
+    .json()
+    .filter((l) => l.reqId === reqId || (l.req as { id?: string } | undefined)?.id === reqId);
 
 describe('v1 list: clients that read slowly or not at all (a real process, its log captured)', () => {
   let databaseUrl: string;

@@ -146,7 +146,7 @@ describe('streaming the order list', () => {
     };
     pool.on('acquire', count);
     try {
-      for (const deadline = Date.now() + 20_000; ; ) {
+      for (const deadline = Date.now() + 20_000; ;) {
         const before = acquired;
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         if (acquired === before) return;

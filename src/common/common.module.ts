@@ -4,23 +4,20 @@ import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { ApiRoutesFirst } from './http/api-routes-first';
 import { RouteNotFoundHandler } from './http/route-not-found.handler';
 import { RouteTable } from './http/route-table';
-import { JsonStreamSender } from './http/send-json-stream';
 
 /**
  * What every feature relies on and none owns: the exception filter (features join it through
  * `@ErrorResponseHook()` providers), the table of served routes, the 404/405 of a request no
- * route matched, the API's routes tried first, and the sender of streamed JSON bodies (which cuts
- * clients that stall).
+ * route matched, and the API's routes tried first.
  */
 @Module({
   imports: [DiscoveryModule],
   providers: [
     RouteTable,
     RouteNotFoundHandler,
-    JsonStreamSender,
     ApiRoutesFirst,
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],
-  exports: [RouteTable, JsonStreamSender],
+  exports: [RouteTable],
 })
 export class CommonModule {}

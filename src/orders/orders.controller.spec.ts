@@ -5,7 +5,6 @@ import request from 'supertest';
 import { ApiException } from '../common/errors/api.exception';
 import { JsonStreamSender } from '../common/http/send-json-stream';
 import { API_VERSIONING } from '../common/http/versioning';
-import { AppConfig } from '../config/app-config';
 import { OrderErrors } from './order.errors';
 import { OrdersController } from './orders.controller';
 import { OrdersService } from './orders.service';
@@ -25,10 +24,12 @@ describe('OrdersController', () => {
       controllers: [OrdersController],
       providers: [
         OrdersService,
-        JsonStreamSender,
         {
-          provide: AppConfig,
-          useValue: { stallTimeoutMs: 30_000, shutdown: { timeoutMs: 25_000, drainDelayMs: 0 } },
+          provide: JsonStreamSender,
+          useValue: new JsonStreamSender({
+            stallTimeoutMs: 30_000,
+            shutdown: { timeoutMs: 25_000, drainDelayMs: 0 },
+          }),
         },
         { provide: getLoggerToken(OrdersController.name), useValue: { error: jest.fn() } },
       ],

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { CommonModule } from '../common/common.module';
+import { JsonStreamSender } from '../common/http/send-json-stream';
+import { AppConfig } from '../config/app-config';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderPagesService } from './order-pages.service';
@@ -14,8 +15,18 @@ import { OrdersService } from './orders.service';
  * OpenAPI tag (on the controllers).
  */
 @Module({
-  imports: [CommonModule, TypeOrmModule.forFeature([Order])],
+  imports: [TypeOrmModule.forFeature([Order])],
   controllers: [OrdersController, OrdersV2Controller],
-  providers: [OrdersService, OrderPagesService, DemoOrdersSeeder],
+  providers: [
+    OrdersService,
+    OrderPagesService,
+    DemoOrdersSeeder,
+    {
+      provide: JsonStreamSender,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) =>
+        new JsonStreamSender({ stallTimeoutMs: config.stallTimeoutMs, shutdown: config.shutdown }),
+    },
+  ],
 })
 export class OrdersModule {}

@@ -1,8 +1,14 @@
-import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
+import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Readable } from 'node:stream';
-import { AppConfig } from '../../config/app-config';
 import { flushCompressed } from './compression';
+
+export interface JsonStreamSettings {
+  /** How long a client may take none of a response before it is cut (`HTTP_STALL_TIMEOUT_MS`). */
+  stallTimeoutMs: number;
+  /** The shutdown's deadline and drain delay (`SHUTDOWN_TIMEOUT_MS`, `SHUTDOWN_DRAIN_DELAY_MS`). */
+  shutdown: { timeoutMs: number; drainDelayMs: number };
+}
 
 /** What the sender reports about a streamed body after its first byte; the connection is cut. */
 export interface JsonStreamEvents {
@@ -84,8 +90,10 @@ class StallWatch {
  * The stream is piped by hand, pausing it when the response says to wait and resuming it on
  * `drain`: those are the moments the response waits on the client. (`stream.pipeline()` would
  * also allocate an AbortController, and a DOMException when it settles, per response.)
+ *
+ * A provider of the feature that streams (its module builds it from the configuration), so that
+ * Nest calls its shutdown hook.
  */
-@Injectable()
 export class JsonStreamSender implements BeforeApplicationShutdown {
   /** The current stall limit. */
   stallLimitMs: number;
@@ -93,9 +101,9 @@ export class JsonStreamSender implements BeforeApplicationShutdown {
   readonly watches = new Set<StallWatch>();
   private readonly shutdownStallLimitMs: number;
 
-  constructor(config: AppConfig) {
-    this.stallLimitMs = config.stallTimeoutMs;
-    const { timeoutMs, drainDelayMs } = config.shutdown;
+  constructor(settings: JsonStreamSettings) {
+    this.stallLimitMs = settings.stallTimeoutMs;
+    const { timeoutMs, drainDelayMs } = settings.shutdown;
     // app.close() (and so this hook) comes after the drain delay: half of what is left.
     this.shutdownStallLimitMs = Math.max(1000, Math.floor((timeoutMs - drainDelayMs) / 2));
   }
