@@ -17,6 +17,16 @@ const HELD_BACKENDS_SQL = `
    WHERE datname = current_database() AND application_name = 'store-orders-service'
      AND (state LIKE 'idle in transaction%' OR (state = 'active' AND query LIKE '%FROM orders%'))`;
 
+/** `GET /v1/store/orders` with `headers`, written as it is on a new TCP connection. */
+function askForList(url: string, headers: Record<string, string>): Socket {
+  const { hostname, port } = new URL(url);
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  const socket = connect({ host: hostname, port: Number(port) }, () => {
+    socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: localhost\r\n${head.join('')}\r\n`);
+  });
+  return socket;
+}
+
 interface StalledReader {
   socket: Socket;
   /** The status of the answer, read from its first bytes. */
@@ -30,15 +40,8 @@ interface StalledReader {
  * nothing more: the server is held by back-pressure once the kernel's buffers are full.
  */
 function stalledReader(url: string, headers: Record<string, string>): Promise<StalledReader> {
-  const { hostname, port } = new URL(url);
-  const head =
-    'GET /v1/store/orders HTTP/1.1\r\nHost: localhost\r\n' +
-    Object.entries(headers)
-      .map(([name, value]) => `${name}: ${value}\r\n`)
-      .join('') +
-    '\r\n';
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(head));
+    const socket = askForList(url, headers);
     socket.once('error', reject);
     socket.once('data', (first: Buffer) => {
       socket.pause();
@@ -68,19 +71,10 @@ function slowReader(
   pauseMs: number,
 ): Promise<{ status: number; body: string; complete: boolean }> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: new URL(url).hostname, port: Number(new URL(url).port) });
+    const socket = askForList(url, { ...headers, Connection: 'close' });
     const chunks: Buffer[] = [];
     let received = 0;
     let nextPause = 1;
-    socket.on('connect', () => {
-      socket.write(
-        'GET /v1/store/orders HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n' +
-          Object.entries(headers)
-            .map(([name, value]) => `${name}: ${value}\r\n`)
-            .join('') +
-          '\r\n',
-      );
-    });
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       received += chunk.length;
