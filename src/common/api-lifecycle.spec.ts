@@ -90,8 +90,8 @@ describe('lifecycleMiddleware', () => {
       // on-headers wraps writeHead; nothing is written here.
       writeHead: () => undefined,
     } as unknown as Response;
-    const next = jest.fn<void, Parameters<NextFunction>>();
-    lifecycleMiddleware(lifecycle, () => now)({} as Request, res, next);
+    const next = jest.fn();
+    lifecycleMiddleware(lifecycle, () => now)({} as Request, res, next as NextFunction);
     return { headers, next };
   }
 
