@@ -173,7 +173,13 @@ describeWithBinary('chromium', 'chromium')('Swagger UI of a module with marked r
     page
       .locator(`[id="operations-widget-lab-${operationId}"]`)
       .locator(SUMMARY_PATH)
-      .evaluate((el) => getComputedStyle(el).textDecorationLine);
+      // Runs in the page, where the DOM is (the tests compile without its types).
+      .evaluate((el) => {
+        const { getComputedStyle } = globalThis as unknown as {
+          getComputedStyle(element: unknown): { textDecorationLine: string };
+        };
+        return getComputedStyle(el).textDecorationLine;
+      });
 
   it('strikes the deprecated operation through, shows its sunset, and leaves the others as they are', async () => {
     if (!browser) throw new Error('chromium did not start');
