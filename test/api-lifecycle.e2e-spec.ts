@@ -106,6 +106,23 @@ describe('stability and deprecation markers (the widgets fixture)', () => {
       expect(res.headers.link).toBe(DEPRECATION_LINK);
     });
 
+    it('carries them on a 413, refused by the body limit before the route is reached', async () => {
+      const res = await api(t)
+        .get('/v1/widget-lab/legacy/1')
+        .set('Content-Type', 'text/plain')
+        .send('x'.repeat(16 * 1024 + 1))
+        .expect(413);
+      expectErrorBody(res, 413, 'PAYLOAD_TOO_LARGE');
+      expectDeprecationHeaders(res);
+      expect(res.headers.link).toBe(DEPRECATION_LINK);
+      const beta = await api(t)
+        .get('/v1/widget-lab/preview')
+        .set('Content-Type', 'text/plain')
+        .send('x'.repeat(16 * 1024 + 1))
+        .expect(413);
+      expect(beta.headers['x-api-stability']).toBe('beta');
+    });
+
     it('carries them on a 401 without a key, and on a 429 over the limit', async () => {
       const anonymous = await api(t, null).get('/v1/widget-lab/legacy/1').expect(401);
       expectErrorBody(anonymous, 401, 'UNAUTHORIZED');
@@ -179,6 +196,15 @@ describe('stability and deprecation markers (the widgets fixture)', () => {
         }
       }
       expect(widget.headers.link).toBeUndefined();
+      // Nor on an error answered before routing, beside marked routes.
+      const refused = await api(t)
+        .get('/v1/widgets/1')
+        .set('Content-Type', 'text/plain')
+        .send('x'.repeat(16 * 1024 + 1))
+        .expect(413);
+      for (const name of ['deprecation', 'sunset', 'x-api-stability', 'link']) {
+        expect(refused.headers[name]).toBeUndefined();
+      }
       expect(orders.headers.link).toBe('</v2/store/orders>; rel="successor-version"');
     });
 

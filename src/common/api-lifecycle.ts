@@ -1,9 +1,17 @@
-import { type MiddlewareConsumer, RequestMethod, SetMetadata, type Type } from '@nestjs/common';
+import {
+  Injectable,
+  type MiddlewareConsumer,
+  RequestMethod,
+  SetMetadata,
+  type Type,
+} from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import onHeaders from 'on-headers';
+import { match, type MatchFunction } from 'path-to-regexp';
 import { ApiException } from './errors/api.exception';
 import { CommonErrors } from './errors/error-code';
-import type { ServedRoute } from './http/route-table';
+import { ErrorResponseHook } from './errors/error-response-hook';
+import { RouteTable, type ServedRoute } from './http/route-table';
 import { versionPrefix } from './http/versioning';
 
 /** How settled a route is, short of stable (the default, which carries no marker). */
@@ -129,7 +137,23 @@ export function lifecycleMiddleware(
   lifecycle: RouteLifecycle,
   now: () => number = Date.now,
 ): RequestHandler {
-  const { stability, deprecation } = lifecycle;
+  const setHeaders = lifecycleHeadersSetter(lifecycle);
+  const sunsetAt = lifecycle.deprecation?.sunsetAt;
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    setHeaders(res);
+    if (sunsetAt !== undefined && now() >= sunsetAt) {
+      next(new ApiException(CommonErrors.GONE));
+      return;
+    }
+    next();
+  };
+}
+
+/** Sets a marked route's headers on a response; the deprecation's `Link` as the head is written. */
+function lifecycleHeadersSetter({
+  stability,
+  deprecation,
+}: RouteLifecycle): (res: Response) => void {
   const linkHeader = deprecation?.linkHeader;
   const addLink =
     linkHeader === undefined
@@ -139,19 +163,50 @@ export function lifecycleMiddleware(
           const links = set === undefined ? [] : Array.isArray(set) ? set : [String(set)];
           this.setHeader('Link', [...links, linkHeader].join(', '));
         };
-  return (_req: Request, res: Response, next: NextFunction): void => {
+  return (res) => {
     if (stability !== undefined) res.setHeader('X-API-Stability', stability);
     if (deprecation !== undefined) {
       res.setHeader('Deprecation', deprecation.deprecationHeader);
       res.setHeader('Sunset', deprecation.sunsetHeader);
       if (addLink) onHeaders(res, addLink);
-      if (now() >= deprecation.sunsetAt) {
-        next(new ApiException(CommonErrors.GONE));
-        return;
-      }
     }
-    next();
   };
+}
+
+/** The marked routes of the application, each with its path matcher and header setter. */
+interface MarkedRoute {
+  method: string;
+  matches: MatchFunction<object>;
+  setHeaders: (res: Response) => void;
+}
+
+/**
+ * The markers' headers on errors answered before a marked route's middleware ran: a body over
+ * 16 KiB (413) or one that cannot be read (400), refused by the body limit before routing. Only
+ * on the error path, and only when some route is marked; an error after the middleware already
+ * has the headers.
+ */
+@Injectable()
+@ErrorResponseHook()
+export class ApiLifecycleErrorsHook implements ErrorResponseHook {
+  private marked?: MarkedRoute[];
+
+  constructor(private readonly routes: RouteTable) {}
+
+  beforeErrorResponse(_error: ApiException, req: Request, res: Response): undefined {
+    this.marked ??= this.routes.routes.flatMap((route) => {
+      const lifecycle = lifecycleOf(route.controller, route.handler);
+      if (!lifecycle) return [];
+      const matches = match(route.path, { decode: false, sensitive: true });
+      return [{ method: route.method, matches, setHeaders: lifecycleHeadersSetter(lifecycle) }];
+    });
+    if (this.marked.length === 0) return;
+    if (res.hasHeader('Deprecation') || res.hasHeader('X-API-Stability')) return;
+    // Express answers HEAD with the GET route.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const route = this.marked.find((r) => r.method === method && r.matches(req.path) !== false);
+    route?.setHeaders(res);
+  }
 }
 
 /**

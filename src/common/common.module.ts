@@ -1,6 +1,6 @@
 import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
-import { applyApiLifecycle } from './api-lifecycle';
+import { ApiLifecycleErrorsHook, applyApiLifecycle } from './api-lifecycle';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { ApiRoutesFirst } from './http/api-routes-first';
 import { RouteNotFoundHandler } from './http/route-not-found.handler';
@@ -18,6 +18,7 @@ import { RouteTable } from './http/route-table';
     RouteTable,
     RouteNotFoundHandler,
     ApiRoutesFirst,
+    ApiLifecycleErrorsHook,
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],
   exports: [RouteTable],
