@@ -20,7 +20,7 @@ export const REQUEST_LOG = Symbol('REQUEST_LOG');
  * line (contract §2). Every other string a client controls is redacted (or refused) before it is
  * logged: the url (`redactUrl`), the request id (`isSafeRequestId`).
  */
-function loggerOptions(level: LogLevel): LoggerOptions {
+export function loggerOptions(level: LogLevel): LoggerOptions {
   return {
     level,
     serializers: { err: (error: unknown) => redactDeep(pino.stdSerializers.err(error as Error)) },
