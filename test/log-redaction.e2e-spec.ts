@@ -2,6 +2,7 @@ import { generateApiKey } from '../src/auth/api-key';
 import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
 import { httpRequest } from './support/http';
+import { decodedFully, encodeAll } from './support/percent-encoding';
 import { rawExchange } from './support/raw-http';
 import { createTestDatabase } from './support/test-app';
 
@@ -9,22 +10,6 @@ import { createTestDatabase } from './support/test-app';
 const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Every character of an ASCII `text` percent-encoded. */
-const encodeAll = (text: string): string =>
-  Array.from(Buffer.from(text, 'latin1'), (byte) => `%${byte.toString(16).toUpperCase()}`).join('');
-
-/** What a reader of the log could make of it: percent-decoded as often as it takes. */
-function decodedFully(text: string): string {
-  let decoded = text;
-  for (;;) {
-    const next = decoded.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
-      String.fromCharCode(parseInt(hex, 16)),
-    );
-    if (next === decoded) return decoded;
-    decoded = next;
-  }
-}
 
 /** A request that carries `key` somewhere; resolves to the request id the server answered with. */
 type Send = (key: string) => Promise<string>;

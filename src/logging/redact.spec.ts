@@ -1,26 +1,9 @@
+import { decodedFully, encodeAll } from '../../test/support/percent-encoding';
 import { generateApiKey } from '../auth/api-key';
 import { hidesKey, mayBeSecret, REDACTED, redactDeep, redactKeys, redactUrl } from './redact';
 
 const KEY = 'sk_4fTq9ZkLmN2pQrStUvWxYz0123456789AbCdEfGhIjK';
 const SECRET_PART = KEY.slice(3);
-
-/** Every character of `text` (ASCII) percent-encoded, hex in `upper` or lower case. */
-const encodeAll = (text: string, upper = true): string =>
-  Array.from(Buffer.from(text, 'latin1'), (byte) => `%${byte.toString(16).padStart(2, '0')}`)
-    .map((e) => (upper ? e.toUpperCase() : e))
-    .join('');
-
-/** What a reader of the log could make of it: decoded as often as it takes. */
-function decodedFully(text: string): string {
-  let decoded = text;
-  for (;;) {
-    const next = decoded.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
-      String.fromCharCode(parseInt(hex, 16)),
-    );
-    if (next === decoded) return decoded;
-    decoded = next;
-  }
-}
 
 describe('redactUrl', () => {
   it('returns an ordinary url as it is', () => {
