@@ -163,6 +163,131 @@ describe('hardening: a flood of made-up keys', () => {
   }, 120_000);
 });
 
+describe('hardening: a flood of anonymous addresses (in-process counters)', () => {
+  // A small cache of anonymous trackers, so that a few hundred addresses overflow it as
+  // 120,000 overflow the default one.
+  const ANONYMOUS_TRACKERS = 100;
+  let t: TestApp;
+  let url: string;
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { TRUST_PROXY: 'true', RATE_LIMIT_ANONYMOUS_TRACKERS: String(ANONYMOUS_TRACKERS) },
+    });
+    url = await listen(t);
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  const flood = async (addresses: number): Promise<void> => {
+    for (let i = 0; i < addresses; i += 4) {
+      await Promise.all(
+        [0, 1, 2, 3].map((j) =>
+          send(
+            `${url}/v1/store/orders`,
+            { 'X-Forwarded-For': `10.9.${(i + j) >> 8}.${(i + j) & 255}` },
+            agent,
+          ),
+        ),
+      );
+    }
+  };
+
+  it("keeps a key's windows while other clients' addresses overflow the anonymous trackers", async () => {
+    const { key } = await t.keys.issue({ plan: 'free' });
+    const asKey = { Authorization: `Bearer ${key}`, 'X-Forwarded-For': '192.0.2.50' };
+    for (let i = 0; i < 60; i++)
+      expect((await send(`${url}/v1/store/orders`, asKey, agent)).status).toBe(200);
+    const refused = await send(`${url}/v1/store/orders`, asKey, agent);
+    expect(refused.status).toBe(429);
+
+    await flood(3 * ANONYMOUS_TRACKERS);
+
+    // Still the same full minute window: not a fresh one with 59 left.
+    const after = await send(`${url}/v1/store/orders`, asKey, agent);
+    expect(after.status).toBe(429);
+    expect(errorCode(after)).toBe('RATE_LIMIT_EXCEEDED');
+    expect(after.headers['x-ratelimit-remaining']).toBe('0');
+  });
+
+  it('still limits an anonymous address that keeps sending, however many others there are', async () => {
+    const from = { 'X-Forwarded-For': '198.51.100.77' };
+    let last: HttpAnswer | undefined;
+    for (let i = 0; i < 61; i++) last = await send(`${url}/v1/store/orders`, from, agent);
+    expect(last?.status).toBe(429);
+    // Fewer addresses than the cache holds: the recently seen one is kept.
+    await flood(ANONYMOUS_TRACKERS / 2);
+    expect((await send(`${url}/v1/store/orders`, from, agent)).status).toBe(429);
+  });
+});
+
+describe('hardening: unknown paths outside the API versions', () => {
+  let t: TestApp;
+  let url: string;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { TRUST_PROXY: 'true' } });
+    url = await listen(t);
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  it('count against the anonymous limit, with its headers, then answer 429 RATE_LIMIT_EXCEEDED', async () => {
+    const from = { 'X-Forwarded-For': '203.0.113.9' };
+    const paths = [
+      '/nope',
+      '/',
+      '/wp-login.php',
+      '/docs/missing.js',
+      '/health/nope',
+      '/V1/store/orders',
+    ];
+    for (let i = 0; i < 60; i++) {
+      const answer = await send(`${url}${paths[i % paths.length]}`, from, agent);
+      expect(answer.status).toBe(404);
+      expect(errorCode(answer)).toBe('NOT_FOUND');
+      expect(answer.headers['x-ratelimit-limit']).toBe('60');
+      expect(answer.headers['x-ratelimit-remaining']).toBe(String(59 - i));
+    }
+    const refused = await send(`${url}/nope`, from, agent);
+    expect(refused.status).toBe(429);
+    expect(errorCode(refused)).toBe('RATE_LIMIT_EXCEEDED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // One limit per address: the API refuses it too.
+    expect((await send(`${url}/v1/store/orders`, from, agent)).status).toBe(429);
+
+    // Public routes stay unlimited (and carry no rate-limit headers).
+    for (const path of [
+      '/health/live',
+      '/health/ready',
+      '/openapi.json',
+      '/openapi/v2.json',
+      '/docs/',
+    ]) {
+      const answer = await send(`${url}${path}`, from, agent);
+      expect({ path, status: answer.status }).toEqual({ path, status: 200 });
+      expect(answer.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+  });
+
+  it('count against the key when one is sent, like any other request', async () => {
+    const { key } = await t.keys.issue({ plan: 'free' });
+    const asKey = { Authorization: `Bearer ${key}`, 'X-Forwarded-For': '203.0.113.10' };
+    expect(
+      (await send(`${url}/v1/store/orders`, asKey, agent)).headers['x-ratelimit-remaining'],
+    ).toBe('59');
+    const unknown = await send(`${url}/nope`, asKey, agent);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['x-ratelimit-remaining']).toBe('58');
+  });
+});
+
 /** The anonymous tracker, whichever storage holds the counters. */
 function anonymousTrackerSuite(storage: () => { env: Record<string, string>; redis?: Redis }) {
   let t: TestApp;

@@ -159,7 +159,6 @@ const windowKey = (tracker: string, window: string): string => `rl:{${tracker}}:
  * back to Redis by itself on the next request after it returns.
  */
 export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicationShutdown {
-  private readonly fallback = new MemoryRateLimitStorage();
   private degraded = false;
   private readonly leases = new BudgetLeases();
   private readonly commands: LeaseCommands;
@@ -170,6 +169,8 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     private readonly redis: Redis,
     private readonly logger: PinoLogger,
     private readonly onFallback: () => void = () => undefined,
+    /** Where the counters are kept while Redis is unreachable. */
+    private readonly fallback = new MemoryRateLimitStorage(),
   ) {
     redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
     redis.defineCommand('rateLimitTopUp', { lua: TOP_UP_SCRIPT });
