@@ -56,10 +56,13 @@ export class RateLimitService {
   /**
    * Decides the request's key (`req.auth` or `req.authFailure`), the database step included. Each
    * lookup that finds no key costs the client IP one unit of a budget of its own, with the
-   * anonymous limits (60 a minute, 1,000 a day); past it, a key this instance has never found
-   * valid is refused unchecked (and counted against the IP like any bad key). So a flood of
-   * made-up keys costs at most that budget in lookups, even from a banned IP, while the IP's own
-   * 429s or ban, a database outage and real keys spend none of it. Synchronous for a cached key.
+   * anonymous limits (60 a minute, 1,000 a day). Past it, a key is looked up only if a key may
+   * have its hash (the authenticator's set of the keys' hashes, current as of the request): a
+   * made-up key is refused unchecked (and counted against the IP like any bad key), a key issued
+   * before the request, seen by this instance or not, is looked up. So a flood of made-up keys
+   * costs at most that budget in lookups, even from a banned IP, and never shuts a valid key out;
+   * the IP's own 429s or ban, a database outage and real keys spend none of it. Synchronous for a
+   * cached key.
    */
   authenticate(req: Request): void | Promise<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
@@ -70,8 +73,7 @@ export class RateLimitService {
     const windows = windowsFor(req);
     const decide = (states: WindowState[]): void | Promise<void> => {
       if (states.some((w) => w.count >= w.limit)) {
-        this.authenticator.refuseUnchecked(req);
-        return;
+        return this.authenticator.decideUnknown(req, keyHash);
       }
       return this.lookUp(req, keyHash).then(async () => {
         if (req.authFailure === 'invalid') await this.storage.hit(tracker, windows, NEVER_BAN);
