@@ -1,6 +1,8 @@
 import Redis from 'ioredis';
 import { Agent } from 'node:http';
+import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey } from '../src/auth/api-key';
+import { RedisRateLimitStorage } from '../src/rate-limit/redis-rate-limit.storage';
 import { withClient } from './setup/clusters';
 import { HttpAnswer, httpRequest } from './support/http';
 import { rawExchange } from './support/raw-http';
@@ -353,5 +355,44 @@ describeWithBinary('redis-server', 'redis-server')(
       await server.stop();
     });
     anonymousTrackerSuite(() => ({ env: { REDIS_URL: server.url }, redis }));
+  },
+);
+
+describeWithBinary('redis-server', 'redis-server')(
+  "hardening: Redis's eviction policy and the keys' counters",
+  () => {
+    /** What the storage warns of once it is connected to a Redis run with `args`. */
+    async function warningsWith(args: string[]): Promise<string[]> {
+      const server = await RedisServer.start(args);
+      const redis = new Redis(server.url, { maxRetriesPerRequest: 0 });
+      const warnings: string[] = [];
+      const logger = {
+        warn: (_: unknown, msg: string) => warnings.push(msg),
+        debug: () => undefined,
+        info: () => undefined,
+      } as unknown as PinoLogger;
+      const storage = new RedisRateLimitStorage(redis, logger);
+      try {
+        // Connected, and the check (one CONFIG GET) answered: a PING after it comes back after it.
+        await redis.ping();
+        await redis.ping();
+        return warnings;
+      } finally {
+        await storage.beforeApplicationShutdown();
+        redis.disconnect();
+        await server.stop();
+      }
+    }
+
+    it('warns when Redis may evict counters under memory pressure', async () => {
+      const warnings = await warningsWith(['--maxmemory-policy', 'allkeys-lru']);
+      expect(warnings).toEqual([
+        expect.stringMatching(/maxmemory-policy is allkeys-lru.*noeviction/),
+      ]);
+    });
+
+    it('says nothing under noeviction', async () => {
+      expect(await warningsWith(['--maxmemory-policy', 'noeviction'])).toEqual([]);
+    });
   },
 );
