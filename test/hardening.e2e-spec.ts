@@ -4,6 +4,7 @@ import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey } from '../src/auth/api-key';
 import { RedisRateLimitStorage } from '../src/rate-limit/redis-rate-limit.storage';
 import { withClient } from './setup/clusters';
+import { eventually } from './support/eventually';
 import { HttpAnswer, httpRequest } from './support/http';
 import { rawExchange } from './support/raw-http';
 import { RedisServer } from './support/redis-server';
@@ -393,6 +394,45 @@ describeWithBinary('redis-server', 'redis-server')(
 
     it('says nothing under noeviction', async () => {
       expect(await warningsWith(['--maxmemory-policy', 'noeviction'])).toEqual([]);
+    });
+  },
+);
+
+describeWithBinary('redis-server', 'redis-server')(
+  'hardening: errors of public routes are never counted',
+  () => {
+    let server: RedisServer;
+    let t: TestApp;
+    let url: string;
+
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      t = await createTestApp({ env: { REDIS_URL: server.url } });
+      url = await listen(t);
+    });
+    afterAll(async () => {
+      await t.close();
+      await server.stop();
+    });
+
+    it('answers a load balancer polling readiness 503 while Redis is down, never 429', async () => {
+      await server.stop();
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        await eventually(
+          () => send(`${url}/health/ready`, {}, agent),
+          (answer) => answer.status === 503,
+        );
+        for (let i = 0; i < 70; i++) {
+          const answer = await send(`${url}/health/ready`, {}, agent);
+          expect(answer.status).toBe(503);
+          expect(errorCode(answer)).toBe('SERVICE_UNAVAILABLE');
+          expect(answer.headers['x-ratelimit-limit']).toBeUndefined();
+        }
+      } finally {
+        agent.destroy();
+        await server.restart();
+      }
     });
   },
 );
