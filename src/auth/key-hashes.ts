@@ -25,7 +25,7 @@ interface Waiter {
 }
 
 /**
- * The hashes of the keys in the database that are not revoked, in memory (about 110 bytes a key:
+ * The hashes of the keys in the database that are not revoked, in memory (its cost per key is in
  * docs/performance.md): whether a presented key can be a key at all, decided without asking the
  * database. It is a superset: an announced hash is added whatever the change was (a revocation,
  * a deletion), and dropped at the next load or when a lookup finds no key with it.
