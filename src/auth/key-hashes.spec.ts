@@ -1,5 +1,5 @@
 import { ChangesFeedState } from './key-cache-trust';
-import { KnownKeyHashes, RELOAD_INTERVAL_MS } from './key-hashes';
+import { KnownKeyHashes, REFRESH_INTERVAL_MS, RELOAD_INTERVAL_MS } from './key-hashes';
 
 const hashOf = (n: number): string => n.toString(16).padStart(64, '0');
 
@@ -166,5 +166,22 @@ describe('KnownKeyHashes', () => {
     jest.advanceTimersByTime(RELOAD_INTERVAL_MS);
     await s.settleLoads();
     await expect(again).resolves.toBe(true);
+  });
+
+  it('loads everything again every 10 minutes: a key inserted unannounced is known by then, a revoked one dropped', async () => {
+    const s = setUp();
+    s.table.add(hashOf(1));
+    s.listening(performance.now());
+    await s.settleLoads();
+    s.table.delete(hashOf(1));
+    s.table.add(hashOf(2));
+    jest.advanceTimersByTime(REFRESH_INTERVAL_MS);
+    expect(s.pending()).toBe(1);
+    await s.settleLoads();
+    expect(s.hashes.has(hashOf(1))).toBe(false);
+    expect(s.hashes.has(hashOf(2))).toBe(true);
+    s.hashes.stop();
+    jest.advanceTimersByTime(REFRESH_INTERVAL_MS);
+    expect(s.pending()).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { ChangesFeedState, KEY_CACHE_TTL_MS } from './key-cache-trust';
+import { ChangesFeedState, KEY_CACHE_MAX_AGE_MS, KEY_CACHE_TTL_MS } from './key-cache-trust';
 
 /** A key's hash as the `api_keys` trigger announces it: anything else on the channel is not one. */
 const KEY_HASH = /^[0-9a-f]{64}$/;
@@ -9,6 +9,13 @@ const KEY_HASH = /^[0-9a-f]{64}$/;
  * at most, whatever its size.
  */
 export const RELOAD_INTERVAL_MS = KEY_CACHE_TTL_MS;
+
+/**
+ * Every hash is loaded again this often anyway: a key inserted with the trigger bypassed (never
+ * announced) is known within it, as a change is used from the key cache (`isTrusted`), and hashes
+ * of keys revoked meanwhile are dropped.
+ */
+export const REFRESH_INTERVAL_MS = KEY_CACHE_MAX_AGE_MS;
 
 /** A load of every hash: when it started (`performance.now()`), and the feed then. */
 interface Load {
@@ -51,6 +58,8 @@ export class KnownKeyHashes {
   private announcedDuringLoad: Set<string> | undefined;
   private lastLoadStartedAt = -Infinity;
   private reloadTimer: NodeJS.Timeout | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
   private waiters: Waiter[] = [];
 
   constructor(
@@ -116,7 +125,7 @@ export class KnownKeyHashes {
     if (this.waiters.length > 0) this.catchUp();
   }
 
-  /** Loads every hash (at start, and each time the feed listens again). */
+  /** Loads every hash (at start, each time the feed listens again, and every 10 minutes). */
   load(): Promise<void> {
     if (this.loading) {
       this.loadAgain = true;
@@ -146,6 +155,7 @@ export class KnownKeyHashes {
       .finally(() => {
         this.loading = undefined;
         this.announcedDuringLoad = undefined;
+        this.scheduleRefresh();
         if (this.loadAgain) {
           this.loadAgain = false;
           void this.load();
@@ -155,10 +165,19 @@ export class KnownKeyHashes {
     return this.loading;
   }
 
-  /** Stops the timer of a load asked for later (at shutdown). */
+  /** Stops the timers of the loads to come (at shutdown). */
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.reloadTimer);
+    clearTimeout(this.refreshTimer);
     this.reloadTimer = undefined;
+  }
+
+  private scheduleRefresh(): void {
+    clearTimeout(this.refreshTimer);
+    if (this.stopped) return;
+    this.refreshTimer = setTimeout(() => void this.load(), REFRESH_INTERVAL_MS);
+    this.refreshTimer.unref();
   }
 
   /** Every key committed before this instant (`performance.now()`) is in the set. */
