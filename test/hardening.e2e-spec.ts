@@ -1,7 +1,10 @@
 import Redis from 'ioredis';
 import { Agent } from 'node:http';
+import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey } from '../src/auth/api-key';
+import { RedisRateLimitStorage } from '../src/rate-limit/redis-rate-limit.storage';
 import { withClient } from './setup/clusters';
+import { eventually } from './support/eventually';
 import { HttpAnswer, httpRequest } from './support/http';
 import { rawExchange } from './support/raw-http';
 import { RedisServer } from './support/redis-server';
@@ -134,24 +137,27 @@ describe('hardening: bodies, paths and headers', () => {
 describe('hardening: a flood of made-up keys', () => {
   it('costs at most the IP limit (60) in key lookups, and leaves the IP banned', async () => {
     const t = await createTestApp();
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    let last: HttpAnswer | undefined;
+    // Past its budget of lookups, a made-up key is answered once the instance's set of key hashes
+    // is confirmed current (the feed's heartbeat, every second): so the rest of the flood comes
+    // over many connections at once, as a flood would.
+    const agent = new Agent({ keepAlive: true, maxSockets: 100 });
     try {
       const url = await listen(t);
-      for (let i = 0; i < 2000; i++) {
-        last = await send(
-          `${url}/v1/store/orders`,
-          { Authorization: `Bearer ${generateApiKey()}` },
-          agent,
-        );
+      const madeUp = (): Promise<HttpAnswer> =>
+        send(`${url}/v1/store/orders`, { Authorization: `Bearer ${generateApiKey()}` }, agent);
+      for (let i = 0; i < 60; i++) expect((await madeUp()).status).toBe(401);
+      for (let sent = 60; sent < 2000; sent += 100) {
+        const answers = await Promise.all(Array.from({ length: 100 }, madeUp));
+        for (const answer of answers) expect(answer.status).toBe(429);
       }
+      const last = await madeUp();
+      expect(last.status).toBe(429);
+      expect(errorCode(last)).toBe('API_KEY_BANNED');
     } finally {
       agent.destroy();
       // Closing the pool ends its backends, which flush their statistics.
       await t.close();
     }
-    expect(last?.status).toBe(429);
-    expect(last && errorCode(last)).toBe('API_KEY_BANNED');
     const scans = await withClient(t.databaseUrl, async (client) => {
       const { rows } = await client.query<{ idx_scan: string }>(
         `SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'UQ_api_keys_key_hash'`,
@@ -161,6 +167,131 @@ describe('hardening: a flood of made-up keys', () => {
     expect(scans).toBeGreaterThan(0);
     expect(scans).toBeLessThanOrEqual(60);
   }, 120_000);
+});
+
+describe('hardening: a flood of anonymous addresses (in-process counters)', () => {
+  // A small cache of anonymous trackers, so that a few hundred addresses overflow it as
+  // 120,000 overflow the default one.
+  const ANONYMOUS_TRACKERS = 100;
+  let t: TestApp;
+  let url: string;
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { TRUST_PROXY: 'true', RATE_LIMIT_ANONYMOUS_TRACKERS: String(ANONYMOUS_TRACKERS) },
+    });
+    url = await listen(t);
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  const flood = async (addresses: number): Promise<void> => {
+    for (let i = 0; i < addresses; i += 4) {
+      await Promise.all(
+        [0, 1, 2, 3].map((j) =>
+          send(
+            `${url}/v1/store/orders`,
+            { 'X-Forwarded-For': `10.9.${(i + j) >> 8}.${(i + j) & 255}` },
+            agent,
+          ),
+        ),
+      );
+    }
+  };
+
+  it("keeps a key's windows while other clients' addresses overflow the anonymous trackers", async () => {
+    const { key } = await t.keys.issue({ plan: 'free' });
+    const asKey = { Authorization: `Bearer ${key}`, 'X-Forwarded-For': '192.0.2.50' };
+    for (let i = 0; i < 60; i++)
+      expect((await send(`${url}/v1/store/orders`, asKey, agent)).status).toBe(200);
+    const refused = await send(`${url}/v1/store/orders`, asKey, agent);
+    expect(refused.status).toBe(429);
+
+    await flood(3 * ANONYMOUS_TRACKERS);
+
+    // Still the same full minute window: not a fresh one with 59 left.
+    const after = await send(`${url}/v1/store/orders`, asKey, agent);
+    expect(after.status).toBe(429);
+    expect(errorCode(after)).toBe('RATE_LIMIT_EXCEEDED');
+    expect(after.headers['x-ratelimit-remaining']).toBe('0');
+  });
+
+  it('still limits an anonymous address that keeps sending, however many others there are', async () => {
+    const from = { 'X-Forwarded-For': '198.51.100.77' };
+    let last: HttpAnswer | undefined;
+    for (let i = 0; i < 61; i++) last = await send(`${url}/v1/store/orders`, from, agent);
+    expect(last?.status).toBe(429);
+    // Fewer addresses than the cache holds: the recently seen one is kept.
+    await flood(ANONYMOUS_TRACKERS / 2);
+    expect((await send(`${url}/v1/store/orders`, from, agent)).status).toBe(429);
+  });
+});
+
+describe('hardening: unknown paths outside the API versions', () => {
+  let t: TestApp;
+  let url: string;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { TRUST_PROXY: 'true' } });
+    url = await listen(t);
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  it('count against the anonymous limit, with its headers, then answer 429 RATE_LIMIT_EXCEEDED', async () => {
+    const from = { 'X-Forwarded-For': '203.0.113.9' };
+    const paths = [
+      '/nope',
+      '/',
+      '/wp-login.php',
+      '/docs/missing.js',
+      '/health/nope',
+      '/V1/store/orders',
+    ];
+    for (let i = 0; i < 60; i++) {
+      const answer = await send(`${url}${paths[i % paths.length]}`, from, agent);
+      expect(answer.status).toBe(404);
+      expect(errorCode(answer)).toBe('NOT_FOUND');
+      expect(answer.headers['x-ratelimit-limit']).toBe('60');
+      expect(answer.headers['x-ratelimit-remaining']).toBe(String(59 - i));
+    }
+    const refused = await send(`${url}/nope`, from, agent);
+    expect(refused.status).toBe(429);
+    expect(errorCode(refused)).toBe('RATE_LIMIT_EXCEEDED');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // One limit per address: the API refuses it too.
+    expect((await send(`${url}/v1/store/orders`, from, agent)).status).toBe(429);
+
+    // Public routes stay unlimited (and carry no rate-limit headers).
+    for (const path of [
+      '/health/live',
+      '/health/ready',
+      '/openapi.json',
+      '/openapi/v2.json',
+      '/docs/',
+    ]) {
+      const answer = await send(`${url}${path}`, from, agent);
+      expect({ path, status: answer.status }).toEqual({ path, status: 200 });
+      expect(answer.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+  });
+
+  it('count against the key when one is sent, like any other request', async () => {
+    const { key } = await t.keys.issue({ plan: 'free' });
+    const asKey = { Authorization: `Bearer ${key}`, 'X-Forwarded-For': '203.0.113.10' };
+    expect(
+      (await send(`${url}/v1/store/orders`, asKey, agent)).headers['x-ratelimit-remaining'],
+    ).toBe('59');
+    const unknown = await send(`${url}/nope`, asKey, agent);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['x-ratelimit-remaining']).toBe('58');
+  });
 });
 
 /** The anonymous tracker, whichever storage holds the counters. */
@@ -225,5 +356,83 @@ describeWithBinary('redis-server', 'redis-server')(
       await server.stop();
     });
     anonymousTrackerSuite(() => ({ env: { REDIS_URL: server.url }, redis }));
+  },
+);
+
+describeWithBinary('redis-server', 'redis-server')(
+  "hardening: Redis's eviction policy and the keys' counters",
+  () => {
+    /** What the storage warns of once it is connected to a Redis run with `args`. */
+    async function warningsWith(args: string[]): Promise<string[]> {
+      const server = await RedisServer.start(args);
+      const redis = new Redis(server.url, { maxRetriesPerRequest: 0 });
+      const warnings: string[] = [];
+      const logger = {
+        warn: (_: unknown, msg: string) => warnings.push(msg),
+        debug: () => undefined,
+        info: () => undefined,
+      } as unknown as PinoLogger;
+      const storage = new RedisRateLimitStorage(redis, logger);
+      try {
+        // Connected, and the check (one CONFIG GET) answered: a PING after it comes back after it.
+        await redis.ping();
+        await redis.ping();
+        return warnings;
+      } finally {
+        await storage.beforeApplicationShutdown();
+        redis.disconnect();
+        await server.stop();
+      }
+    }
+
+    it('warns when Redis may evict counters under memory pressure', async () => {
+      const warnings = await warningsWith(['--maxmemory-policy', 'allkeys-lru']);
+      expect(warnings).toEqual([
+        expect.stringMatching(/maxmemory-policy is allkeys-lru.*noeviction/),
+      ]);
+    });
+
+    it('says nothing under noeviction', async () => {
+      expect(await warningsWith(['--maxmemory-policy', 'noeviction'])).toEqual([]);
+    });
+  },
+);
+
+describeWithBinary('redis-server', 'redis-server')(
+  'hardening: errors of public routes are never counted',
+  () => {
+    let server: RedisServer;
+    let t: TestApp;
+    let url: string;
+
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      t = await createTestApp({ env: { REDIS_URL: server.url } });
+      url = await listen(t);
+    });
+    afterAll(async () => {
+      await t.close();
+      await server.stop();
+    });
+
+    it('answers a load balancer polling readiness 503 while Redis is down, never 429', async () => {
+      await server.stop();
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        await eventually(
+          () => send(`${url}/health/ready`, {}, agent),
+          (answer) => answer.status === 503,
+        );
+        for (let i = 0; i < 70; i++) {
+          const answer = await send(`${url}/health/ready`, {}, agent);
+          expect(answer.status).toBe(503);
+          expect(errorCode(answer)).toBe('SERVICE_UNAVAILABLE');
+          expect(answer.headers['x-ratelimit-limit']).toBeUndefined();
+        }
+      } finally {
+        agent.destroy();
+        await server.restart();
+      }
+    });
   },
 );

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Pool, type Notification } from 'pg';
 import { DataSource } from 'typeorm';
-import { hashApiKey } from '../src/auth/api-key';
+import { generateApiKey, hashApiKey } from '../src/auth/api-key';
 import { KEY_CHANGES_APPLICATION_NAME, KEY_CHANGES_CHANNEL } from '../src/auth/key-changes.feed';
 import { ApiKeyChangesNotify1764000000000 } from '../src/auth/migrations/1764000000000-api-key-changes-notify';
 import { dataSourceOptions } from '../src/database/data-source-options';
@@ -236,6 +236,15 @@ describe('the api_keys trigger', () => {
         hash,
       ]);
     }
+  });
+
+  it('announces a new key, with its hash, whoever inserts it', async () => {
+    const key = generateApiKey();
+    expect(
+      await announced(`INSERT INTO api_keys (prefix, key_hash, plan) VALUES ('sk_x', $1, 'free')`, [
+        hashApiKey(key),
+      ]),
+    ).toEqual([hashApiKey(key)]);
   });
 
   it('announces both hashes when a hash changes, and the hash of a deleted key', async () => {

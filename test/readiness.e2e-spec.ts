@@ -1,11 +1,16 @@
+import { Agent } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { READINESS_INTERVAL_MS } from '../src/health/readiness';
 import { MetricsService } from '../src/metrics/metrics.service';
 import { ENV, pgCtl } from './setup/clusters';
 import { bearerFor } from './support/auth';
 import { api, expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
+import { httpRequest } from './support/http';
+import { PostgresStatementCounter } from './support/postgres-statement-counter';
 import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
-import { createTestApp, TestApp } from './support/test-app';
+import { createTestApp, createTestDatabase, listen, TestApp } from './support/test-app';
 
 /**
  * Readiness follows the dependencies, and the service recovers without a restart. This suite
@@ -53,10 +58,10 @@ describe('readiness and a PostgreSQL outage', () => {
 
   it('turns not ready (503 SERVICE_UNAVAILABLE) when PostgreSQL stops; liveness stays 200', async () => {
     stopDatabase();
-    const res = await eventually(
-      () => client.get('/health/ready'),
-      (r) => r.status !== 200,
-    );
+    // The outcome of the check before the stop answers for one interval at most: the next
+    // probe checks again.
+    await sleep(READINESS_INTERVAL_MS);
+    const res = await client.get('/health/ready');
     expectErrorBody(res, 503, 'SERVICE_UNAVAILABLE');
     expect(res.body.message).toMatch(/database/);
     expect(res.headers['retry-after']).toBe('5');
@@ -74,6 +79,49 @@ describe('readiness and a PostgreSQL outage', () => {
       (r) => r.status === 200,
     );
     await client.get('/v1/store/orders').set(auth).expect(200);
+  });
+});
+
+describe('readiness under a flood of probes', () => {
+  let t: TestApp;
+  let database: PostgresStatementCounter;
+  let url: string;
+  const agent = new Agent({ keepAlive: true, maxSockets: 50 });
+
+  beforeAll(async () => {
+    database = await PostgresStatementCounter.start(await createTestDatabase());
+    t = await createTestApp({ databaseUrl: database.url });
+    url = await listen(t);
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await t.close();
+    await database.close();
+  });
+
+  it('costs the database at most one query per interval, however many probes ask at once', async () => {
+    // What terminus' database check sends, counted where PostgreSQL receives it.
+    const CHECK = 'SELECT 1';
+    expect((await httpRequest(`${url}/health/ready`, { agent })).status).toBe(200);
+    const before = database.count(CHECK);
+    expect(before).toBeGreaterThanOrEqual(1);
+
+    const started = performance.now();
+    let probes = 0;
+    while (performance.now() - started < 3 * READINESS_INTERVAL_MS) {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => httpRequest(`${url}/health/ready`, { agent })),
+      );
+      for (const answer of answers) expect(answer.status).toBe(200);
+      probes += answers.length;
+    }
+    const elapsed = performance.now() - started;
+
+    const queries = database.count(CHECK) - before;
+    expect(probes).toBeGreaterThan(100);
+    // Checked again as time passes, never once per probe.
+    expect(queries).toBeGreaterThanOrEqual(1);
+    expect(queries).toBeLessThanOrEqual(Math.ceil(elapsed / READINESS_INTERVAL_MS) + 1);
   });
 });
 

@@ -1,12 +1,28 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { WidgetsModule } from './fixtures/widgets/widgets.module';
+import { FUTURE_DEPRECATION } from './fixtures/widgets/widget-lab.controller';
 import { insertOrders } from './support/orders';
 import { describeWithBinary } from './support/system-binary';
 import { createTestApp, listen, TestApp } from './support/test-app';
 
 /** Debian's chromium: no browser is downloaded (`apt-get install -y chromium`). */
 const CHROMIUM = '/usr/bin/chromium';
+
+function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+}
 
 describeWithBinary('chromium', 'chromium')('Swagger UI in a real browser', () => {
   let t: TestApp;
@@ -16,17 +32,7 @@ describeWithBinary('chromium', 'chromium')('Swagger UI in a real browser', () =>
   beforeAll(async () => {
     t = await createTestApp();
     baseUrl = await listen(t);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -141,5 +147,68 @@ screenshot: ${screenshot}; browser errors: ${failures.join(' | ')}`,
       expect(shown).toContain('"petId": 4242');
       expect(shown).toContain('"status": "shipped"');
     });
+  });
+});
+
+describeWithBinary('chromium', 'chromium')('Swagger UI of a module with marked routes', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    t = await createTestApp({ imports: [WidgetsModule] });
+    baseUrl = await listen(t);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t.close();
+  });
+
+  /** An operation's path in its summary line (Swagger UI gives a deprecated one its own class). */
+  const SUMMARY_PATH = '.opblock-summary-path, .opblock-summary-path__deprecated';
+
+  /** The computed `text-decoration-line` of the operation's path, as the browser draws it. */
+  const pathDecoration = (page: Page, operationId: string): Promise<string> =>
+    page
+      .locator(`[id="operations-widget-lab-${operationId}"]`)
+      .locator(SUMMARY_PATH)
+      // Runs in the page, where the DOM is (the tests compile without its types).
+      .evaluate((el) => {
+        const { getComputedStyle } = globalThis as unknown as {
+          getComputedStyle(element: unknown): { textDecorationLine: string };
+        };
+        return getComputedStyle(el).textDecorationLine;
+      });
+
+  it('strikes the deprecated operation through, shows its sunset, and leaves the others as they are', async () => {
+    if (!browser) throw new Error('chromium did not start');
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    const failures: string[] = [];
+    page.on('pageerror', (error) => failures.push(error.message));
+    try {
+      await page.goto(`${baseUrl}/docs`);
+      const legacy = page.locator('[id="operations-widget-lab-getLegacyWidget"]');
+      await legacy.waitFor();
+      expect(await legacy.getAttribute('class')).toContain('opblock-deprecated');
+      expect(await legacy.locator(SUMMARY_PATH).textContent()).toContain('/widget-lab/legacy/{id}');
+      expect(await pathDecoration(page, 'getLegacyWidget')).toBe('line-through');
+      expect(await pathDecoration(page, 'getRetiredWidget')).toBe('line-through');
+      expect(await pathDecoration(page, 'previewWidget')).toBe('none');
+      expect(
+        await page.locator('[id="operations-widget-lab-previewWidget"]').getAttribute('class'),
+      ).not.toContain('opblock-deprecated');
+
+      await legacy.locator('.opblock-summary').click();
+      await legacy.getByText(`Sunset: ${FUTURE_DEPRECATION.sunset}`).waitFor();
+      expect(failures).toEqual([]);
+    } catch (error) {
+      const screenshot = join(tmpdir(), `swagger-ui-failure-${Date.now()}.png`);
+      await page.screenshot({ path: screenshot, fullPage: true });
+      throw new Error(`${String(error)}\nscreenshot: ${screenshot}`, { cause: error });
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -23,6 +23,7 @@ function pendingStore() {
         new Promise<ActiveKey | undefined>((resolve, reject) => waiting.push({ resolve, reject })),
     ),
     touch: jest.fn(() => Promise.resolve()),
+    keyHashes: jest.fn(() => Promise.resolve([])),
   };
   return { store, waiting };
 }
@@ -43,6 +44,7 @@ function knowingOneKey() {
       Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
     ),
     touch: jest.fn(() => Promise.resolve()),
+    keyHashes: jest.fn(() => Promise.resolve([])),
   };
   const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
   return { valid, store, authenticator };
@@ -122,6 +124,7 @@ describe('ApiKeyAuthenticator', () => {
         Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
       ),
       touch: jest.fn(() => Promise.resolve()),
+      keyHashes: jest.fn(() => Promise.resolve([])),
     };
     // The caches' clock stands still: what is tested is eviction, not the 5 s lifetime (60,000
     // lookups can take longer than that on a loaded machine).
@@ -160,7 +163,7 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('refuses more than one Authorization header, whatever they say, without a lookup', () => {
-    const store = { findActive: jest.fn(), touch: jest.fn() };
+    const store = { findActive: jest.fn(), touch: jest.fn(), keyHashes: jest.fn() };
     const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
     const key = generateApiKey();
     const req = {
@@ -191,6 +194,7 @@ describe('ApiKeyAuthenticator', () => {
     const storeOf = (key: ActiveKey) => ({
       findActive: jest.fn(() => Promise.resolve(key)),
       touch: jest.fn(() => Promise.resolve()),
+      keyHashes: jest.fn(() => Promise.resolve([])),
     });
 
     it('refuses a cached key from the moment it expires, without asking the database', async () => {

@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { hashApiKey, parseBearer } from './api-key';
 import { ActiveKey, ApiKeyStore, isExpired } from './api-key.store';
 import { CachedLookup, ChangesFeedState, isTrusted, KEY_CACHE_TTL_MS } from './key-cache-trust';
+import { KnownKeyHashes } from './key-hashes';
 import './request-auth';
 
 const KEY_CACHE_MAX_ENTRIES = 50_000;
@@ -56,7 +57,7 @@ export const LAST_USE_WRITE_INTERVAL_MS = 60_000;
  * from it and drops the key from the cache at once (`keyChanged`). See `isTrusted`.
  */
 @Injectable()
-export class ApiKeyAuthenticator {
+export class ApiKeyAuthenticator implements OnApplicationBootstrap, OnApplicationShutdown {
   /**
    * No time to live of its own: `isTrusted` decides, from the entry and the feed, at each use.
    * Least recently used keys go first when it is full.
@@ -71,13 +72,6 @@ export class ApiKeyAuthenticator {
     // millisecond: the lookup is on every request.
     ttlResolution: 0,
   });
-
-  /**
-   * Hashes found valid at some point, without expiry (bounded like the key cache): such a key is
-   * always looked up again when its cache entry lapses, whatever its client's IP has spent of its
-   * budget of unknown-key lookups (see `RateLimitService.authenticate`).
-   */
-  private readonly known = new LRUCache<string, true>({ max: KEY_CACHE_MAX_ENTRIES });
 
   /**
    * Database lookups under way, by hash. When a key's cache entry lapses under load, the requests
@@ -101,10 +95,34 @@ export class ApiKeyAuthenticator {
     confirmedAt: -Infinity,
   };
 
+  /**
+   * The hashes of every key that may be valid: a key with another hash is none, which the rate
+   * limiter decides without a lookup once the client is past its budget of lookups (see
+   * `RateLimitService.authenticate`).
+   */
+  private readonly hashes: KnownKeyHashes;
+
   constructor(
     private readonly store: ApiKeyStore,
     @InjectPinoLogger(ApiKeyAuthenticator.name) private readonly logger: PinoLogger,
-  ) {}
+  ) {
+    this.hashes = new KnownKeyHashes(
+      () => store.keyHashes(),
+      this.feed,
+      (err: unknown) => {
+        logger.warn({ err }, 'could not load the hashes of the keys: tried again when needed');
+      },
+    );
+  }
+
+  /** Loads the keys' hashes in the background: the service starts as it would without them. */
+  onApplicationBootstrap(): void {
+    void this.hashes.load();
+  }
+
+  onApplicationShutdown(): void {
+    this.hashes.stop();
+  }
 
   /** Sets `req.auth` (or `req.authFailure`) once per request; later calls are free. */
   async authenticate(req: Request): Promise<ActiveKey | undefined> {
@@ -177,14 +195,37 @@ export class ApiKeyAuthenticator {
     return keyHash;
   }
 
-  /** Whether this hash was a valid key when last looked up (its cache entry may have lapsed). */
+  /**
+   * Whether a key may have this hash (it is in the set of the keys' hashes): then it is looked up
+   * whatever its client's IP has spent of its budget of unknown-key lookups.
+   */
   isKnownKey(keyHash: string): boolean {
-    return this.known.has(keyHash);
+    return this.hashes.has(keyHash);
   }
 
-  /** Decides a key that may not be looked up (its client is over its budget): not valid. */
-  refuseUnchecked(req: Request): void {
-    req.authFailure = 'invalid';
+  /**
+   * Decides a key whose client may not cost a lookup (it is past its budget) without asking the
+   * database whether it exists: a hash no key has is refused; one a key may have (issued before
+   * this request, by any process) is looked up. Waits, when needed, until the set of hashes is
+   * current as of now (see `KnownKeyHashes.contains`).
+   */
+  decideUnknown(req: Request, keyHash: string): void | Promise<void> {
+    const known = this.hashes.contains(keyHash, performance.now());
+    if (known === false) {
+      req.authFailure = 'invalid';
+      return;
+    }
+    if (known === true) return this.lookUpFor(req, keyHash).then(() => undefined);
+    return known.then(
+      (mayBe) => {
+        if (!mayBe) req.authFailure = 'invalid';
+        else return this.lookUpFor(req, keyHash).then(() => undefined);
+      },
+      (error: unknown) => {
+        req.authFailure = 'unavailable';
+        throw error;
+      },
+    );
   }
 
   /**
@@ -192,6 +233,7 @@ export class ApiKeyAuthenticator {
    * knows of it, and of any lookup of it under way, so that its next request asks the database.
    */
   keyChanged(keyHash: string): void {
+    this.hashes.announced(keyHash);
     this.cache.delete(keyHash);
     this.unknown.delete(keyHash);
     const lookup = this.lookups.get(keyHash);
@@ -203,17 +245,20 @@ export class ApiKeyAuthenticator {
     this.feed.epoch++;
     this.feed.listening = true;
     this.feed.confirmedAt = since;
+    this.hashes.feedListening();
   }
 
   /** The feed has reported every change committed before `at`. */
   changesFeedConfirmed(at: number): void {
     this.feed.confirmedAt = at;
+    this.hashes.feedConfirmed();
   }
 
   /** The feed is down: changes may be missed until it listens again. */
   changesFeedLost(): void {
     this.feed.epoch++;
     this.feed.listening = false;
+    this.hashes.feedLost();
   }
 
   /** The cached entry of this hash, if it may still be used; an entry that may not is dropped. */
@@ -259,13 +304,16 @@ export class ApiKeyAuthenticator {
     const keep = !pending.changed;
     if (!key) {
       if (keep) this.unknown.set(keyHash, true);
-      this.known.delete(keyHash);
+      // No key has it now, and an announcement that one does would have reached the feed.
+      if (keep && pending.epoch === this.feed.epoch && this.feed.listening) {
+        this.hashes.notFound(keyHash);
+      }
       return undefined;
     }
     const { lookedUpAt, epoch } = pending;
     const cached: CachedKey = { key, lookedUpAt, epoch, useDueAt: 0 };
     if (keep) this.cache.set(keyHash, cached);
-    this.known.set(keyHash, true);
+    this.hashes.found(keyHash);
     if (!isExpired(key)) this.recordUse(cached);
     return key;
   }

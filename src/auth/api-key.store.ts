@@ -262,6 +262,19 @@ export class ApiKeyStore {
     return this.activeKeys.load(keyHash);
   }
 
+  /**
+   * The hashes of every key that is not revoked (expired ones included: they are refused with
+   * their own message), for the authenticator's set of the keys' hashes.
+   */
+  async keyHashes(): Promise<string[]> {
+    const rows = await this.keys
+      .createQueryBuilder('key')
+      .select('key.keyHash', 'hash')
+      .where('key.revokedAt IS NULL')
+      .getRawMany<{ hash: string }>();
+    return rows.map((row) => row.hash);
+  }
+
   /** Records that the key was used now. */
   async touch(id: string): Promise<void> {
     await this.lastUses.load(id);

@@ -19,9 +19,10 @@ const HEARTBEAT_INTERVAL_MS = 1_000;
 
 /**
  * The key changes feed: `LISTEN api_key_changes` on a connection of its own, which tells the
- * authenticator at once which cached key changed in the database (revoked, banned, unbanned, its
+ * authenticator at once which key changed in the database (issued, revoked, banned, unbanned, its
  * expiry moved), and whether it is listening at all: while it is, cached keys stay trusted for
- * minutes; while it is not, for {@link KEY_CACHE_TTL_MS} only, as before the feed existed.
+ * minutes, and the set of the keys' hashes stays current; while it is not, cached keys are
+ * trusted for {@link KEY_CACHE_TTL_MS} only, as before the feed existed.
  *
  * It connects in the background, so the service starts as it would without it; it reconnects by
  * itself (with backoff) after a loss, and closes at shutdown.

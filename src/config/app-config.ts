@@ -47,6 +47,11 @@ export class AppConfig {
     return this.config.get('RATE_LIMIT_BAN_SECONDS', { infer: true });
   }
 
+  /** Anonymous trackers the in-process rate limiter keeps at once. */
+  get anonymousTrackers(): number {
+    return this.config.get('RATE_LIMIT_ANONYMOUS_TRACKERS', { infer: true });
+  }
+
   get logLevel(): LogLevel {
     return this.config.get('LOG_LEVEL', { infer: true });
   }

@@ -81,6 +81,15 @@ export class EnvironmentVariables {
   @Min(1, { message: 'RATE_LIMIT_BAN_SECONDS must be a positive integer' })
   RATE_LIMIT_BAN_SECONDS: number = 900;
 
+  /**
+   * Anonymous clients (IPs) whose counters the in-process limiter keeps at once; the least
+   * recently seen go first. Keys' counters are kept apart and never pushed out.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'RATE_LIMIT_ANONYMOUS_TRACKERS must be a positive integer' })
+  @Min(1, { message: 'RATE_LIMIT_ANONYMOUS_TRACKERS must be a positive integer' })
+  RATE_LIMIT_ANONYMOUS_TRACKERS: number = 100_000;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 
@@ -185,6 +194,7 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'TRUST_PROXY',
   'RATE_LIMIT_BAN_AFTER',
   'RATE_LIMIT_BAN_SECONDS',
+  'RATE_LIMIT_ANONYMOUS_TRACKERS',
   'LOG_LEVEL',
   'COMPRESSION',
   'DATABASE_CONNECT_TIMEOUT_MS',

@@ -1,11 +1,10 @@
 import { Controller, Get, ServiceUnavailableException, VERSION_NEUTRAL } from '@nestjs/common';
 import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Public } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
-import { Readiness } from './readiness';
+import { downIn, Readiness } from './readiness';
 
 /** What a load balancer or orchestrator should wait before asking again. */
 const NOT_READY_RETRY_AFTER_SECONDS = '5';
@@ -23,7 +22,6 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly readiness: Readiness,
-    @InjectPinoLogger(HealthController.name) private readonly logger: PinoLogger,
   ) {}
 
   @Get('live')
@@ -40,10 +38,9 @@ export class HealthController {
       return await this.readiness.checkDependencies();
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
-      // Terminus answers 503 with its own body; the API's errors all share one shape.
-      const result = error.getResponse() as Partial<HealthCheckResult>;
-      const down = Object.keys(result.error ?? {});
-      this.logger.warn({ health: result }, `not ready: ${down.join(', ')} down`);
+      // Terminus answers 503 with its own body; the API's errors all share one shape. The
+      // check logged it, once for every caller that shares it.
+      const down = downIn(error.getResponse() as Partial<HealthCheckResult>);
       throw notReady(`${down.join(' and ')} unavailable`);
     }
   }

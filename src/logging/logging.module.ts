@@ -1,10 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import pino, { type Logger } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
 import { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment';
 import { tracingConfigured } from '../tracing/tracing';
 import { batchedDestination } from './batched-destination';
+import { redactDeep } from './redact';
 import { requestLogWriter, type RequestLogWriter } from './request-log';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
@@ -13,14 +14,31 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export const REQUEST_LOG = Symbol('REQUEST_LOG');
 
 /**
+ * Options of every logger of the application: its level, and errors serialized as pino does, then
+ * with every key-shaped string in them redacted. An error may quote what a client sent (a
+ * database error its query's parameters, a message its input), and a key never appears in a log
+ * line (contract §2). Every other string a client controls is redacted (or refused) before it is
+ * logged: the url (`redactUrl`), the request id (`isSafeRequestId`).
+ */
+export function loggerOptions(level: LogLevel): LoggerOptions {
+  return {
+    level,
+    serializers: { err: (error: unknown) => redactDeep(pino.stdSerializers.err(error as Error)) },
+  };
+}
+
+/**
  * The one log format: JSON lines on stdout, pretty only in development. What `main.ts` says
  * before the application (and its logger) exists uses it too, so every line parses the same way.
  */
 export function createRootLogger(level: LogLevel): Logger {
   if (process.env.NODE_ENV === 'development') {
-    return pino({ level, transport: { target: 'pino-pretty', options: { singleLine: true } } });
+    return pino({
+      ...loggerOptions(level),
+      transport: { target: 'pino-pretty', options: { singleLine: true } },
+    });
   }
-  return pino({ level });
+  return pino(loggerOptions(level));
 }
 
 /**
@@ -59,7 +77,7 @@ function createApplicationLog(level: LogLevel): ApplicationLog {
     return { logger, requestLog: requestLogWriter(logger) };
   }
   const destination = batchedDestination();
-  const logger = pino({ level }, destination);
+  const logger = pino(loggerOptions(level), destination);
   const ownLines = !tracingConfigured(process.env);
   return { logger, requestLog: requestLogWriter(logger, ownLines ? destination : undefined) };
 }

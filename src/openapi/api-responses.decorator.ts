@@ -19,7 +19,7 @@ export interface DocumentedResponse {
 const integer = { type: 'integer' } as const;
 
 /** On every response under a version, errors included (the contract, section 3). */
-const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
+export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
     description:
       'The limit of the window that binds most: of the minute and the day, the one with the ' +
@@ -127,7 +127,7 @@ export function ApiOperationResponses(
   );
 }
 
-function errorExample(error: ErrorCode): { summary: string; value: object } {
+export function errorExample(error: ErrorCode): { summary: string; value: object } {
   const body = { code: error.code, message: error.message, status: error.status };
   return { summary: error.message, value: body };
 }

@@ -2,11 +2,14 @@ import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type ErrorCode, registeredErrorCodes } from '../common/errors/error-code';
 import { RouteTable } from '../common/http/route-table';
 import { versionPrefix } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
 import { PLAN_LIMITS } from '../plans/plans';
+import { describeApiLifecycle } from './api-lifecycle.openapi';
 import { ApiTagDefinition } from './api-tag.decorator';
 import { selfServerUrl, versionedServerUrl } from './server-url';
 
@@ -29,6 +32,15 @@ export interface ApiDocumentInfo {
    */
   description: (codes: readonly ErrorCode[]) => string;
 }
+
+/**
+ * Where a client reads what changed: the changelog as this server serves it, relative to the
+ * server's root, so that Swagger UI's link works wherever the service is deployed.
+ */
+export const CHANGELOG_PATH = '/changelog';
+/** The repository's CHANGELOG.md, beside `src/` and `dist/` (the image copies it there too). */
+const CHANGELOG_FILE = join(__dirname, '..', '..', 'CHANGELOG.md');
+const CHANGELOG_LINK = `[CHANGELOG](${CHANGELOG_PATH})`;
 
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
@@ -56,6 +68,15 @@ numbers. Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`
 ## Errors
 Every error is \`application/json\` with exactly \`{code, message, status}\`:
 ${codes.map((error) => `\`${error.code}\` (${error.status})`).join(', ')}.
+
+## Stability, deprecation and changes
+An operation marked \`x-stability\` (\`experimental\` or \`beta\`) may still change or go
+without notice; its responses carry \`X-API-Stability\`. A \`deprecated\` operation says its
+sunset date, and its responses carry \`Deprecation\` (RFC 9745), \`Sunset\` (RFC 8594) and
+\`Link: <migration notes>; rel="deprecation"\` when there are notes; it keeps working for at
+least six months after it is deprecated, and from its sunset date on answers \`410 GONE\`.
+Every release of the API, dated, newest first (what it added, changed, deprecated, removed or
+fixed), is in the service's changelog: ${CHANGELOG_LINK}.
 
 ## Additions to the specification
 - \`Order.status\` (\`pending\`, \`shipped\`, \`cancelled\`): without it a client cannot tell which
@@ -155,10 +176,9 @@ export function createOpenApiDocuments(
       if (config.stagingBaseUrl !== undefined) {
         builder.addServer(versionedServerUrl(config.stagingBaseUrl, version), 'Staging');
       }
-      return [
-        version,
-        versionDocument(SwaggerModule.createDocument(app, builder.build()), version),
-      ];
+      const document = SwaggerModule.createDocument(app, builder.build());
+      describeApiLifecycle(document, routes, version);
+      return [version, versionDocument(document, version)];
     }),
   );
   describeErrorCodes(documents);
@@ -288,6 +308,15 @@ export function setupOpenApi(app: INestApplication): void {
     routes.addMounted('GET', openApiVersionPath(version));
   }
   for (const path of [OPENAPI_JSON_PATH, SWAGGER_UI_PATH]) routes.addMounted('GET', path);
+  // Public like the documents that link to it. An install without the file serves none (404).
+  if (existsSync(CHANGELOG_FILE)) {
+    const changelog = readFileSync(CHANGELOG_FILE, 'utf8');
+    http.get(CHANGELOG_PATH, (_req: Request, res: Response) => {
+      res.type('text/markdown; charset=utf-8').send(changelog);
+    });
+    routes.addMounted('GET', CHANGELOG_PATH);
+  }
+
   const v1 = documents.get('1');
   if (!v1) return;
   SwaggerModule.setup(SWAGGER_UI_PATH, app, v1, {

@@ -1,5 +1,5 @@
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
-import { BanPolicy, WindowSpec } from './rate-limit.storage';
+import { BanPolicy, keyTracker, WindowSpec } from './rate-limit.storage';
 
 const NEVER: BanPolicy = { after: 1000, storeForMs: 0 };
 
@@ -13,7 +13,7 @@ describe('MemoryRateLimitStorage', () => {
 
   beforeEach(() => {
     now = 1_000_000;
-    storage = new MemoryRateLimitStorage(() => now);
+    storage = new MemoryRateLimitStorage({ now: () => now });
   });
 
   it('admits while every window has room, counting in all of them', () => {
@@ -76,9 +76,52 @@ describe('MemoryRateLimitStorage', () => {
     expect(storage.peek('k', windows).map((w) => w.count)).toEqual([1, 1]);
   });
 
-  it('stays bounded under a flood of distinct trackers', () => {
+  it('stays bounded under a flood of distinct anonymous trackers', () => {
     for (let i = 0; i < 150_000; i++) storage.hit(`ip:${i}`, windows, NEVER);
-    const size = (storage as unknown as { trackers: { size: number } }).trackers.size;
+    const size = (storage as unknown as { anonymous: { size: number } }).anonymous.size;
     expect(size).toBeLessThanOrEqual(100_000);
+  });
+
+  describe('keys apart from anonymous clients', () => {
+    const keyWindows: WindowSpec[] = [
+      { name: 'minute', limit: 10, ttlMs: 60_000 },
+      { name: 'day', limit: 50, ttlMs: 86_400_000 },
+    ];
+    const banAfter2: BanPolicy = { after: 2, storeForMs: 0 };
+
+    beforeEach(() => {
+      storage = new MemoryRateLimitStorage({ now: () => now, maxAnonymousTrackers: 100 });
+    });
+
+    it("keeps a key's windows and rejections through a flood of anonymous trackers", () => {
+      for (let i = 0; i < 10; i++) storage.hit(keyTracker('fam'), keyWindows, banAfter2);
+      expect(storage.hit(keyTracker('fam'), keyWindows, banAfter2).outcome).toBe('rejected');
+      for (let i = 0; i < 10_000; i++) storage.hit(`ip:10.0.${i >> 8}.${i & 255}`, windows, NEVER);
+      expect(storage.peek(keyTracker('fam'), keyWindows).map((w) => w.count)).toEqual([10, 10]);
+      // The rejection before the flood still counts toward the ban.
+      expect(storage.hit(keyTracker('fam'), keyWindows, banAfter2).outcome).toBe('rejected');
+      expect(storage.hit(keyTracker('fam'), keyWindows, banAfter2).outcome).toBe('ban');
+    });
+
+    it('pushes out the least recently seen anonymous trackers only', () => {
+      storage.hit('ip:first', windows, NEVER);
+      for (let i = 0; i < 100; i++) storage.hit(`ip:${i}`, windows, NEVER);
+      expect(storage.peek('ip:first', windows).map((w) => w.count)).toEqual([0, 0]);
+      expect(storage.peek('ip:99', windows).map((w) => w.count)).toEqual([1, 1]);
+    });
+
+    it('drops the trackers of keys whose windows have all reset, keeping the others', () => {
+      const keys = (storage as unknown as { keys: Map<string, unknown> }).keys;
+      storage.hit(keyTracker('busy'), keyWindows, NEVER);
+      for (let i = 0; i < 2_000; i++) {
+        storage.hit(keyTracker(`k${i}`), [{ name: 'minute', limit: 5, ttlMs: 60_000 }], NEVER);
+      }
+      now += 60_000;
+      for (let i = 0; i < 2_000; i++) {
+        storage.hit(keyTracker(`later${i}`), keyWindows, NEVER);
+      }
+      expect(keys.size).toBeLessThan(4_001);
+      expect(storage.peek(keyTracker('busy'), keyWindows).map((w) => w.count)).toEqual([0, 1]);
+    });
   });
 });

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import {
   BanPolicy,
   HitResult,
+  isKeyTracker,
   RateLimitStorage,
   WindowSpec,
   WindowState,
@@ -22,29 +23,49 @@ interface Tracker {
   bannedUntilMs: number;
 }
 
-/**
- * Most trackers kept at once. Beyond this, the least recently used go first, so memory stays
- * bounded (about 60 MB at worst, measured) under millions of distinct keys and IPs. A window that has
- * reset is seen as such when next read; the tracker itself goes when others push it out.
- */
-const MAX_TRACKERS = 100_000;
+/** Anonymous trackers kept at once by default (`RATE_LIMIT_ANONYMOUS_TRACKERS`). */
+export const DEFAULT_MAX_ANONYMOUS_TRACKERS = 100_000;
+
+/** Key trackers held before the first sweep of stale ones: see `sweepKeyTrackers`. */
+const FIRST_KEY_SWEEP_AT = 1_024;
+
+export interface MemoryRateLimitOptions {
+  /**
+   * Most anonymous trackers (IPs, and their budgets of key lookups) kept at once; beyond it the
+   * least recently used go first, so their memory stays bounded whatever the number of addresses.
+   */
+  maxAnonymousTrackers?: number;
+  now?: () => number;
+}
 
 /**
  * In-process counters: one cache lookup per request, no timer and no list of hits (the stock
  * throttler storage keeps one entry per hit: 100,000 for a business key's day).
+ *
+ * Keys' trackers and anonymous ones live apart. Anonymous trackers are as many as the addresses a
+ * client can send from (any `X-Forwarded-For` under TRUST_PROXY, every /64 of an IPv6 range): a
+ * bounded LRU holds them, and a flood of new addresses pushes out only other addresses. Keys'
+ * trackers are as many as the keys in use, which the keys table bounds: they are never pushed
+ * out, so no traffic of other clients resets a key's windows or lifts its ban; one whose windows
+ * have all reset holds nothing and is dropped by a sweep.
  */
 export class MemoryRateLimitStorage implements RateLimitStorage {
-  private readonly trackers = new LRUCache<string, Tracker>({ max: MAX_TRACKERS });
+  private readonly keys = new Map<string, Tracker>();
+  private readonly anonymous: LRUCache<string, Tracker>;
+  private readonly now: () => number;
+  /** The key trackers' count at which stale ones are next swept. */
+  private sweepKeysAt = FIRST_KEY_SWEEP_AT;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(options: MemoryRateLimitOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.anonymous = new LRUCache({
+      max: options.maxAnonymousTrackers ?? DEFAULT_MAX_ANONYMOUS_TRACKERS,
+    });
+  }
 
   hit(trackerKey: string, windows: WindowSpec[], ban: BanPolicy): HitResult {
     const now = this.now();
-    let tracker = this.trackers.get(trackerKey);
-    if (!tracker) {
-      tracker = { windows: new Map(), bannedUntilMs: 0 };
-      this.trackers.set(trackerKey, tracker);
-    }
+    const tracker = this.trackerFor(trackerKey, now);
     if (tracker.bannedUntilMs > now) {
       return {
         outcome: 'banned',
@@ -89,9 +110,42 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
 
   peek(trackerKey: string, windows: WindowSpec[]): WindowState[] {
     const now = this.now();
-    const tracker = this.trackers.peek(trackerKey);
+    const tracker = isKeyTracker(trackerKey)
+      ? this.keys.get(trackerKey)
+      : this.anonymous.peek(trackerKey);
     return states(tracker, windows, now);
   }
+
+  private trackerFor(trackerKey: string, now: number): Tracker {
+    const keyed = isKeyTracker(trackerKey);
+    let tracker = keyed ? this.keys.get(trackerKey) : this.anonymous.get(trackerKey);
+    if (tracker) return tracker;
+    tracker = { windows: new Map(), bannedUntilMs: 0 };
+    if (!keyed) {
+      this.anonymous.set(trackerKey, tracker);
+      return tracker;
+    }
+    if (this.keys.size >= this.sweepKeysAt) this.sweepKeyTrackers(now);
+    this.keys.set(trackerKey, tracker);
+    return tracker;
+  }
+
+  /**
+   * Drops the key trackers that hold nothing any more (every window reset, no rejection counting
+   * toward a ban, no ban), and sweeps next when their number has doubled: at most twice as many
+   * trackers as keys in use, at a constant cost per new tracker.
+   */
+  private sweepKeyTrackers(now: number): void {
+    for (const [name, tracker] of this.keys) if (isStale(tracker, now)) this.keys.delete(name);
+    this.sweepKeysAt = Math.max(FIRST_KEY_SWEEP_AT, 2 * this.keys.size);
+  }
+}
+
+function isStale(tracker: Tracker, now: number): boolean {
+  if (tracker.bannedUntilMs > now) return false;
+  if (tracker.rejected && tracker.rejected.resetAtMs > now) return false;
+  for (const counter of tracker.windows.values()) if (counter.resetAtMs > now) return false;
+  return true;
 }
 
 /** The window's counter, unless it has reset (then the window is empty). */

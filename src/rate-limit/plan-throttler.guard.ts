@@ -34,7 +34,10 @@ export class PlanThrottlerGuard implements CanActivate {
 
   /** Synchronous while the key is cached and the storage is: no promise on every request. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (isPublic(this.reflector, context)) return true;
+    if (isPublic(this.reflector, context)) {
+      this.rateLimit.exempt(httpRequestOf(context));
+      return true;
+    }
     // The limits depend on the key: decide it first (a lookup only within the IP's budget).
     const decided = this.rateLimit.authenticate(httpRequestOf(context));
     return decided instanceof Promise

@@ -5,8 +5,9 @@ import { ErrorResponseHook } from '../common/errors/error-response-hook';
 import { RateLimitService } from './rate-limit.service';
 
 /**
- * Errors raised before the guards (unknown path, 405, 413, a database outage while resolving the
- * key) are counted and get their rate-limit headers too; over the limit, the 429 is the answer.
+ * Errors raised before the guards (unknown path, under `/v1` or not, 405, 413, a database outage
+ * while resolving the key) are counted and get their rate-limit headers too; over the limit, the
+ * 429 is the answer. Errors of public routes (a 503 of readiness) are not counted.
  */
 @Injectable()
 @ErrorResponseHook()

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
+import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS } from '../redis/redis.module';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
@@ -12,12 +13,20 @@ import { RedisRateLimitStorage } from './redis-rate-limit.storage';
   providers: [
     {
       provide: RATE_LIMIT_STORAGE,
-      inject: [REDIS, PinoLogger, MetricsService],
-      useFactory: (redis: Redis | null, logger: PinoLogger, metrics: MetricsService) => {
+      inject: [REDIS, PinoLogger, MetricsService, AppConfig],
+      useFactory: (
+        redis: Redis | null,
+        logger: PinoLogger,
+        metrics: MetricsService,
+        config: AppConfig,
+      ) => {
         logger.setContext('RateLimitStorage');
+        const memory = new MemoryRateLimitStorage({
+          maxAnonymousTrackers: config.anonymousTrackers,
+        });
         const storage: RateLimitStorage = redis
-          ? new RedisRateLimitStorage(redis, logger, () => metrics.rateLimitRedisFallback())
-          : new MemoryRateLimitStorage();
+          ? new RedisRateLimitStorage(redis, logger, () => metrics.rateLimitRedisFallback(), memory)
+          : memory;
         return storage;
       },
     },

@@ -6,13 +6,13 @@ import { ApiKeyStore } from '../auth/api-key.store';
 import '../auth/request-auth';
 import { ApiException } from '../common/errors/api.exception';
 import { headerSetter } from '../common/http/response-header';
-import { isVersionedPath } from '../common/http/versioning';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import { clientAddressOf } from './client-address';
 import {
   BanPolicy,
   HitResult,
+  keyTracker,
   RATE_LIMIT_STORAGE,
   RateLimitStorage,
   WindowSpec,
@@ -23,7 +23,10 @@ import { windowsFor } from './rate-limit.windows';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** Set once the request has been counted, so no layer counts it twice. */
+    /**
+     * Set once the request has been counted, so no layer counts it twice; or when a public route
+     * serves it, which is never counted.
+     */
     rateLimited?: boolean;
   }
 }
@@ -53,10 +56,13 @@ export class RateLimitService {
   /**
    * Decides the request's key (`req.auth` or `req.authFailure`), the database step included. Each
    * lookup that finds no key costs the client IP one unit of a budget of its own, with the
-   * anonymous limits (60 a minute, 1,000 a day); past it, a key this instance has never found
-   * valid is refused unchecked (and counted against the IP like any bad key). So a flood of
-   * made-up keys costs at most that budget in lookups, even from a banned IP, while the IP's own
-   * 429s or ban, a database outage and real keys spend none of it. Synchronous for a cached key.
+   * anonymous limits (60 a minute, 1,000 a day). Past it, a key is looked up only if a key may
+   * have its hash (the authenticator's set of the keys' hashes, current as of the request): a
+   * made-up key is refused unchecked (and counted against the IP like any bad key), a key issued
+   * before the request, seen by this instance or not, is looked up. So a flood of made-up keys
+   * costs at most that budget in lookups, even from a banned IP, and never shuts a valid key out;
+   * the IP's own 429s or ban, a database outage and real keys spend none of it. Synchronous for a
+   * cached key.
    */
   authenticate(req: Request): void | Promise<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
@@ -67,8 +73,7 @@ export class RateLimitService {
     const windows = windowsFor(req);
     const decide = (states: WindowState[]): void | Promise<void> => {
       if (states.some((w) => w.count >= w.limit)) {
-        this.authenticator.refuseUnchecked(req);
-        return;
+        return this.authenticator.decideUnknown(req, keyHash);
       }
       return this.lookUp(req, keyHash).then(async () => {
         if (req.authFailure === 'invalid') await this.storage.hit(tracker, windows, NEVER_BAN);
@@ -170,13 +175,22 @@ export class RateLimitService {
   }
 
   /**
-   * For responses under a version (`/v1/...`) that never reached the guards (unknown path, 405,
-   * 413 …): count them too and give them their headers. Returns the 429 to answer instead, if the
-   * client is over. Nothing to do (and no promise) for a request already counted.
+   * For error responses that never reached the guards (unknown path, 405, 413 …), under a version
+   * or outside every one: count them too and give them their headers, so that no path is free to
+   * flood. Returns the 429 to answer instead, if the client is over. Nothing to do (and no
+   * promise) for a request already counted, or served by a public route (health).
    */
   admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> | undefined {
-    if (req.rateLimited || !isVersionedPath(req.path)) return undefined;
+    if (req.rateLimited) return undefined;
     return this.admitLate(req, res);
+  }
+
+  /**
+   * A request of a public route (health): never counted, and neither are its errors (a 503 of
+   * readiness). The documents and Swagger UI are served before any guard and never get here.
+   */
+  exempt(req: Request): void {
+    req.rateLimited = true;
   }
 
   private async admitLate(req: Request, res: Response): Promise<ApiException | undefined> {
@@ -221,7 +235,7 @@ const NEVER_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };
  * its client IP (or /64). A key that was never rotated is its own family, with its own id.
  */
 function trackerOf(req: Request): string {
-  return req.auth ? `key:${req.auth.familyId}` : `ip:${clientAddressOf(req)}`;
+  return req.auth ? keyTracker(req.auth.familyId) : `ip:${clientAddressOf(req)}`;
 }
 
 /** The window that binds most: fewest requests remaining; on a tie, the one that resets later. */

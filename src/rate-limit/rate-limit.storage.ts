@@ -55,4 +55,16 @@ export interface RateLimitStorage {
   peek(tracker: string, windows: WindowSpec[]): WindowState[] | Promise<WindowState[]>;
 }
 
+/**
+ * The tracker of a valid key's rotation family. Keys' trackers are told apart from anonymous ones
+ * (`ip:`, `lookup:`) by this prefix: a storage must never let anonymous traffic evict them.
+ */
+export function keyTracker(familyId: string): string {
+  return `key:${familyId}`;
+}
+
+export function isKeyTracker(tracker: string): boolean {
+  return tracker.startsWith('key:');
+}
+
 export const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');

@@ -159,7 +159,6 @@ const windowKey = (tracker: string, window: string): string => `rl:{${tracker}}:
  * back to Redis by itself on the next request after it returns.
  */
 export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicationShutdown {
-  private readonly fallback = new MemoryRateLimitStorage();
   private degraded = false;
   private readonly leases = new BudgetLeases();
   private readonly commands: LeaseCommands;
@@ -170,6 +169,8 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     private readonly redis: Redis,
     private readonly logger: PinoLogger,
     private readonly onFallback: () => void = () => undefined,
+    /** Where the counters are kept while Redis is unreachable. */
+    private readonly fallback = new MemoryRateLimitStorage(),
   ) {
     redis.defineCommand('rateLimitHit', { lua: HIT_SCRIPT });
     redis.defineCommand('rateLimitTopUp', { lua: TOP_UP_SCRIPT });
@@ -177,6 +178,33 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     this.commands = redis as unknown as LeaseCommands;
     this.sweeper = setInterval(() => void this.handBackAll(this.leases.release()), LEASE_MS);
     this.sweeper.unref();
+    redis.on('ready', () => void this.checkEvictionPolicy());
+    if (redis.status === 'ready') void this.checkEvictionPolicy();
+  }
+
+  /**
+   * Every counter in Redis expires (its window's length), so under any `maxmemory-policy` but
+   * `noeviction` Redis may evict a key's counters to make room for anonymous ones: a flood of
+   * addresses would then reset a key's windows. Said once per connection, at `warn`; a Redis that
+   * refuses CONFIG (some managed ones) is taken at its word.
+   */
+  private async checkEvictionPolicy(): Promise<void> {
+    let policy: unknown;
+    try {
+      policy = ((await this.redis.config('GET', 'maxmemory-policy')) as unknown[])[1];
+    } catch (error) {
+      this.logger.debug(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not read Redis maxmemory-policy',
+      );
+      return;
+    }
+    if (typeof policy === 'string' && policy !== 'noeviction') {
+      this.logger.warn(
+        { policy },
+        `Redis maxmemory-policy is ${policy}: under memory pressure it may evict keys' rate-limit counters (and reset their windows); set maxmemory-policy noeviction`,
+      );
+    }
   }
 
   /** Synchronous, with no round trip, while the tracker holds a lease. */

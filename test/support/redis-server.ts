@@ -6,14 +6,18 @@ import { freePort } from '../setup/clusters';
 export class RedisServer {
   private process?: ChildProcess;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly extraArgs: readonly string[],
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort());
+  /** `extraArgs`: more of redis-server's options, e.g. `['--maxmemory-policy', 'allkeys-lru']`. */
+  static async start(extraArgs: readonly string[] = []): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), extraArgs);
     await server.restart();
     return server;
   }
@@ -22,7 +26,10 @@ export class RedisServer {
   async restart(): Promise<void> {
     this.process = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        ...this.extraArgs,
+      ],
       { stdio: 'ignore' },
     );
     const deadline = Date.now() + 10_000;

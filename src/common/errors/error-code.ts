@@ -77,6 +77,10 @@ export const CommonErrors = defineErrorCodes({
     status: HttpStatus.REQUEST_TIMEOUT,
     message: 'The request was not received within the server timeout',
   },
+  GONE: {
+    status: HttpStatus.GONE,
+    message: 'This route is gone: it was retired at its sunset date',
+  },
   // Nest's HttpStatus has no 431 (RFC 6585).
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large' },
 });

@@ -1,0 +1,170 @@
+import { generateApiKey } from '../src/auth/api-key';
+import { AppProcess } from './support/app-process';
+import { bearerFor } from './support/auth';
+import { httpRequest } from './support/http';
+import { decodedFully, encodeAll } from './support/percent-encoding';
+import { rawExchange } from './support/raw-http';
+import { createTestDatabase } from './support/test-app';
+
+/** The service from its sources, as `npm run start:dev` runs it, with its log captured. */
+const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A request that carries `key` somewhere; resolves to the request id the server answered with. */
+type Send = (key: string) => Promise<string>;
+
+describe('a key never appears in a log line, wherever the client put it (a real process, its log captured)', () => {
+  let app: AppProcess;
+  let url: string;
+  let auth: Record<string, string>;
+
+  beforeAll(async () => {
+    const databaseUrl = await createTestDatabase();
+    ({ app, url } = await AppProcess.start(START_FROM_SOURCE, {
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'info',
+    }));
+    auth = await bearerFor(databaseUrl);
+  }, 120_000);
+  afterAll(() => app.stop());
+
+  /** A request with the client's key, the rest as `options` say; its request id. */
+  async function send(
+    path: string,
+    options: { method?: string; headers?: Record<string, string> } = {},
+  ): Promise<string> {
+    const res = await httpRequest(`${url}${path}`, {
+      method: options.method,
+      headers: { ...auth, ...options.headers },
+    });
+    return String(res.headers['x-request-id']);
+  }
+
+  /** A request written byte for byte (what an HTTP client would not send); its request id. */
+  async function sendRaw(head: string): Promise<string> {
+    return (await rawExchange(url, head)).headers['x-request-id'];
+  }
+
+  const placements: [string, Send][] = [
+    ['X-Request-Id', (key) => send('/v1/store/orders', { headers: { 'X-Request-Id': key } })],
+    [
+      'X-Request-Id, the key without its prefix',
+      (key) => send('/v1/store/orders', { headers: { 'X-Request-Id': key.slice(3) } }),
+    ],
+    [
+      'X-Request-Id, after a prefix of the client',
+      (key) => send('/health/live', { headers: { 'X-Request-Id': `trace:${key}` } }),
+    ],
+    [
+      'a query parameter with a percent-encoded name, the key without its prefix',
+      (key) => send(`/v1/store/orders?%61pi_key=${key.slice(3)}`),
+    ],
+    [
+      'a query parameter with a percent-encoded name',
+      (key) => send(`/v1/store/orders?%61pi_key=${key}`),
+    ],
+    [
+      'a query parameter named in upper case, the key without its prefix',
+      (key) => send(`/v1/store/orders?API_KEY=${key.slice(3)}`),
+    ],
+    [
+      'a query parameter named with + for a space, the key without its prefix',
+      (key) => send(`/v1/store/orders?api+key=${key.slice(3)}`),
+    ],
+    ['any query parameter, after Bearer+', (key) => send(`/v1/store/orders?q=Bearer+${key}`)],
+    [
+      'a query value, every character encoded',
+      (key) => send(`/v1/store/orders?q=${encodeAll(key)}`),
+    ],
+    [
+      'a query value, encoded twice',
+      (key) => send(`/v1/store/orders?q=${encodeAll(encodeAll(key))}`),
+    ],
+    [
+      'a query value, its prefix in upper case',
+      (key) => send(`/v1/store/orders?q=SK_${key.slice(3)}`),
+    ],
+    ['a query parameter’s name', (key) => send(`/v1/store/orders?${key}=1`)],
+    [
+      'the route param (400 INVALID_ORDER_ID)',
+      (key) => send(`/v1/store/orders/${key}`, { method: 'DELETE' }),
+    ],
+    [
+      'the route param, encoded',
+      (key) => send(`/v1/store/orders/${encodeAll(key)}`, { method: 'DELETE' }),
+    ],
+    ['the path of a 405', (key) => send(`/v1/store/orders/${key}`, { method: 'PATCH' })],
+    ['an unknown path under /v1', (key) => send(`/v1/${key}`)],
+    ['an unknown path outside /v1', (key) => send(`/${key}`)],
+    ['a v2 filter (400 INVALID_QUERY naming it)', (key) => send(`/v2/store/orders?status=${key}`)],
+    ['a v2 cursor (400 INVALID_CURSOR)', (key) => send(`/v2/store/orders?cursor=${key}`)],
+    ['an unknown v2 parameter', (key) => send(`/v2/store/orders?${key}=1`)],
+    [
+      'Authorization, as an unknown key',
+      (key) => send('/v1/store/orders', { headers: { Authorization: `Bearer ${key}` } }),
+    ],
+    ['X-Api-Key', (key) => send('/v1/store/orders', { headers: { 'X-Api-Key': key } })],
+    ['User-Agent', (key) => send('/v1/store/orders', { headers: { 'User-Agent': key } })],
+    [
+      'Referer',
+      (key) => send('/v1/store/orders', { headers: { Referer: `https://x.test/?api_key=${key}` } }),
+    ],
+    ['Cookie', (key) => send('/v1/store/orders', { headers: { Cookie: `session=${key}` } })],
+    ['X-Forwarded-For', (key) => send('/v1/store/orders', { headers: { 'X-Forwarded-For': key } })],
+    [
+      'a fragment in the request line',
+      (key) =>
+        sendRaw(`GET /v1/store/orders#${key} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+    ],
+    [
+      'an absolute-form request target',
+      (key) =>
+        sendRaw(
+          `GET http://127.0.0.1/v1/store/orders?token=${key} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        ),
+    ],
+    [
+      'a request the HTTP parser refuses',
+      (key) =>
+        sendRaw(
+          `GET /v1/store/orders?api_key=${key} HTTP/1.1\r\nHost: x\r\nBad Header: ${key}\r\n\r\n`,
+        ),
+    ],
+  ];
+
+  it.each(placements)('logs the request, not the key, when it is in %s', async (_, request) => {
+    const key = generateApiKey();
+    const id = await request(key);
+    await app.waitFor(new RegExp(`"id":"${id}"`));
+    const output = app.output();
+    expect(decodedFully(output)).not.toContain(key.slice(3));
+    expect(output).not.toContain(key.slice(3));
+  });
+
+  it('answers a key sent as X-Request-Id with a new id, and logs the request under it', async () => {
+    const key = generateApiKey();
+    const res = await httpRequest(`${url}/v1/store/orders`, {
+      headers: { ...auth, 'X-Request-Id': key },
+    });
+    expect(res.status).toBe(200);
+    const id = String(res.headers['x-request-id']);
+    expect(id).toMatch(UUID);
+    await app.waitFor(new RegExp(`"id":"${id}"`));
+    const line = app.json().find((l) => (l.req as { id?: string } | undefined)?.id === id);
+    expect(line).toMatchObject({ msg: 'request completed', req: { url: '/v1/store/orders' } });
+  });
+
+  it('redacts the value of a secret-named parameter whatever its name’s encoding', async () => {
+    // Without its prefix, the key is known for one by its parameter's name alone.
+    const key = generateApiKey().slice(3);
+    const id = await send(`/v1/store/orders?%61pi_key=${key}&page=2`);
+    await app.waitFor(new RegExp(`"id":"${id}"`));
+    const line = app.json().find((l) => (l.req as { id?: string } | undefined)?.id === id);
+    expect(line).toMatchObject({ req: { url: '/v1/store/orders?%61pi_key=[REDACTED]&page=2' } });
+  });
+
+  it('never logs the key the requests were authenticated with', () => {
+    expect(app.output()).not.toContain(auth.Authorization.slice('Bearer sk_'.length));
+  });
+});
