@@ -62,7 +62,11 @@ async function deepCursor(databaseUrl: string, query: string): Promise<string> {
     if (!row) throw new Error(`fewer than ${DEEP_POSITION} orders in the table`);
     return { id: row.id, shipDate: row.ship_key } satisfies OrderPosition;
   });
-  return encodeCursor(filter, sort, position);
+  const key = await withClient(databaseUrl, async (c) => {
+    const { rows } = await c.query<{ secret: Buffer }>('SELECT secret FROM order_cursor_secret');
+    return rows[0].secret;
+  });
+  return encodeCursor(key, filter, sort, position);
 }
 
 /** One GET on a keep-alive connection: its latency in ms, and the page's order count. */

@@ -108,16 +108,28 @@ export function orderPageStatement(
   } else {
     const order = descending ? 'ship_date DESC NULLS FIRST, id DESC' : 'ship_date, id';
     if (after?.shipDate !== null) {
-      const bounds: string[] = [];
-      if (filter.shipDateFrom !== undefined)
-        bounds.push(`ship_date >= ${param(filter.shipDateFrom)}::timestamptz`);
-      if (filter.shipDateTo !== undefined)
-        bounds.push(`ship_date < ${param(filter.shipDateTo)}::timestamptz`);
-      if (after?.shipDate !== undefined) {
+      const from =
+        filter.shipDateFrom === undefined
+          ? undefined
+          : `ship_date >= ${param(filter.shipDateFrom)}::timestamptz`;
+      const to =
+        filter.shipDateTo === undefined
+          ? undefined
+          : `ship_date < ${param(filter.shipDateTo)}::timestamptz`;
+      // Ascending, NULLs come after every date in the index: the scan stops at the first.
+      const bounds = descending && after ? [] : ['ship_date IS NOT NULL'];
+      if (after?.shipDate === undefined) {
+        bounds.push(...[from, to].filter((bound) => bound !== undefined));
+      } else {
+        // The scan starts at the cursor. A range bound on the same side is met by every row
+        // after it, but given too, a B-tree may start the scan at that bound instead, and skip
+        // every entry up to the cursor inside the index: it is checked on the rows instead.
+        const [start, end] = descending ? [to, from] : [from, to];
+        if (start !== undefined) residual.push(start);
+        if (end !== undefined) bounds.push(end);
         const shipDate = param(after.shipDate);
         bounds.push(`(ship_date, id) ${gt} (${shipDate}::timestamptz, ${param(after.id)}::int8)`);
       }
-      if (bounds.length === 0) bounds.push('ship_date IS NOT NULL');
       branches.push(branch(`${byPet}${bounds.join(' AND ')}`, order));
     }
     // An order without a ship date never matches a bound.

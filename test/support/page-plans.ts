@@ -16,6 +16,8 @@ export interface PlanNode {
   'Rows Removed by Filter'?: number;
   'Rows Removed by Index Recheck'?: number;
   'Rows Removed by Join Filter'?: number;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
 }
 
@@ -44,11 +46,26 @@ export function rowsExamined(plan: PlanNode): number {
   return rows;
 }
 
+/** The rows the index scans of a plan returned (each read its heap tuple). */
+export function rowsScanned(plan: PlanNode): number {
+  return nodesOf(plan)
+    .filter((node) => /^Index (Only )?Scan$/.test(node['Node Type']))
+    .reduce((sum, node) => sum + (node['Actual Loops'] ?? 1) * (node['Actual Rows'] ?? 0), 0);
+}
+
 export interface PagePlan {
   plan: PlanNode;
   text: string;
   values: unknown[];
+  /** Rows read by the scans and removed by filters. */
   examined: number;
+  /** Rows the index scans returned. */
+  scanned: number;
+  /**
+   * Shared buffers the execution touched: about one per row scanned (its heap page) and a few
+   * index pages; far more means index entries skipped inside the index, which no row count shows.
+   */
+  buffers: number;
 }
 
 /**
@@ -80,10 +97,17 @@ export async function explainPage(
         Array.isArray(value) ? `'{${value.join(',')}}'` : `'${String(value as string | number)}'`,
       );
       const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page_explained(${literals.join(', ')})`,
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE page_explained(${literals.join(', ')})`,
       );
       const plan = rows[0]['QUERY PLAN'][0].Plan;
-      return { plan, text, values: all, examined: rowsExamined(plan) };
+      return {
+        plan,
+        text,
+        values: all,
+        examined: rowsExamined(plan),
+        scanned: rowsScanned(plan),
+        buffers: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0),
+      };
     } finally {
       await db.query('DEALLOCATE page_explained');
     }
