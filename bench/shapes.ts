@@ -98,9 +98,10 @@ const planLine = (plan: PlanNode): string =>
 
 /**
  * Every shape of ORDER_SHAPES, page 1 and the page after the order at 90 % of its sort, `RUNS`
- * times each, one request at a time on one keep-alive connection; each request of a shape is
- * followed by one of the unfiltered page 1, so that a drift of the machine's speed weighs on the
- * yardstick as on the shapes. Then the worst five with their plans (EXPLAIN ANALYZE, custom).
+ * times each (more than five: a prepared statement may change its plan after five), one request
+ * at a time on one keep-alive connection, in rounds; each request of a shape is followed by one
+ * of the unfiltered page 1, so that a drift of the machine's speed weighs on the yardstick as on
+ * the shapes. Then the worst five with their plans (EXPLAIN ANALYZE, custom).
  */
 export async function measureShapes(
   serviceUrl: string,
@@ -113,30 +114,30 @@ export async function measureShapes(
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const base = `${serviceUrl}/v2/store/orders?limit=${LIMIT}`;
   const baseline: number[] = [];
-  const measured: {
-    query: string;
-    page: 'page 1' | 'deep';
-    ms: number[];
-    orders: number;
-    after?: OrderPosition;
-  }[] = [];
+  const measured = ORDER_SHAPES.flatMap((query) => {
+    const { filter, sort } = parseOrderPageQuery(query);
+    const after = deep.get(sort);
+    const cursor = after ? encodeCursor(key, filter, sort, after) : '';
+    return (['page 1', 'deep'] as const).map((page) => ({
+      query,
+      page,
+      url: `${base}&${query}${page === 'deep' ? `&cursor=${cursor}` : ''}`,
+      after: page === 'deep' ? after : undefined,
+      ms: [] as number[],
+      orders: 0,
+    }));
+  });
   try {
     for (let i = 0; i < 50; i++) await timedGet(base, headers, agent);
-    for (const query of ORDER_SHAPES) {
-      const { filter, sort } = parseOrderPageQuery(query);
-      const after = deep.get(sort);
-      const cursor = after ? encodeCursor(key, filter, sort, after) : '';
-      for (const page of ['page 1', 'deep'] as const) {
-        const url = `${base}&${query}${page === 'deep' ? `&cursor=${cursor}` : ''}`;
-        const ms: number[] = [];
-        let orders = 0;
-        for (let run = 0; run < RUNS; run++) {
-          const r = await timedGet(url, headers, agent);
-          ms.push(r.ms);
-          orders = r.orders;
-          baseline.push((await timedGet(base, headers, agent)).ms);
-        }
-        measured.push({ query, page, ms, orders, after: page === 'deep' ? after : undefined });
+    // Rounds: every shape once per round, each followed by the unfiltered page 1. A burst of
+    // load from elsewhere on the machine then falls on one run of many shapes, not on all the
+    // runs of one.
+    for (let round = 0; round < RUNS; round++) {
+      for (const shape of measured) {
+        const r = await timedGet(shape.url, headers, agent);
+        shape.ms.push(r.ms);
+        shape.orders = r.orders;
+        baseline.push((await timedGet(base, headers, agent)).ms);
       }
     }
   } finally {
