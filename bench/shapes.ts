@@ -1,10 +1,11 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { withClient } from '../test/setup/clusters';
 import { explainPage, nodesOf, type PlanNode } from '../test/support/page-plans';
 import { ORDER_SHAPES } from '../test/support/page-shapes';
 import { encodeCursor, type OrderPosition } from '../src/orders/order-cursor';
 import { parseOrderPageQuery } from '../src/orders/order-page-query';
 import { Client } from 'pg';
+import { cursorKey, median, timedGet } from './pages';
 
 /** Runs of each shape (more than five: a prepared statement's plan may change after five). */
 const RUNS = 9;
@@ -25,13 +26,6 @@ export interface ShapesResult {
   shapes: ShapeResult[];
   worst: (ShapeResult & { plan: string; examined: number })[];
 }
-
-/** The deployment's cursor secret, as the service reads it (no CURSOR_SECRET in the bench). */
-const cursorKey = (databaseUrl: string): Promise<Buffer> =>
-  withClient(databaseUrl, async (c) => {
-    const { rows } = await c.query<{ secret: Buffer }>('SELECT secret FROM order_cursor_secret');
-    return rows[0].secret;
-  });
 
 /** Per sort, the position of the order at 90 % of the table in that sort. */
 async function deepPositions(databaseUrl: string): Promise<Map<string, OrderPosition>> {
@@ -58,34 +52,6 @@ async function deepPositions(databaseUrl: string): Promise<Map<string, OrderPosi
     return positions;
   });
 }
-
-function timedGet(url: string, headers: Record<string, string>, agent: Agent) {
-  return new Promise<{ ms: number; orders: number }>((resolve, reject) => {
-    const start = process.hrtime.bigint();
-    const req = request(url, { headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        const body = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) {
-          reject(new Error(`GET ${url}: ${String(res.statusCode)} ${body.slice(0, 200)}`));
-          return;
-        }
-        resolve({ ms, orders: (JSON.parse(body) as { data: unknown[] }).data.length });
-      });
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${url}: no answer within 10 s`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-};
 
 const planLine = (plan: PlanNode): string =>
   nodesOf(plan)
