@@ -81,6 +81,16 @@ export class AppConfig {
     };
   }
 
+  /** The secret v2's cursors are signed with; undefined: the one kept in the database. */
+  get cursorSecret(): string | undefined {
+    return this.config.get('CURSOR_SECRET', { infer: true });
+  }
+
+  /** The database time one v2 page may take in all, in milliseconds. */
+  get pageDatabaseBudgetMs(): number {
+    return this.config.get('PAGE_DATABASE_BUDGET_MS', { infer: true });
+  }
+
   get database(): DatabaseSettings {
     return {
       connectTimeoutMs: this.config.get('DATABASE_CONNECT_TIMEOUT_MS', { infer: true }),

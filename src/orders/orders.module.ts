@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
+import { OrderCursorSecret } from './order-cursor-secret';
 import { OrderPagesService } from './order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './orders-v2.controller';
@@ -15,6 +16,6 @@ import { OrdersService } from './orders.service';
 @Module({
   imports: [TypeOrmModule.forFeature([Order])],
   controllers: [OrdersController, OrdersV2Controller],
-  providers: [OrdersService, OrderPagesService, DemoOrdersSeeder],
+  providers: [OrdersService, OrderPagesService, OrderCursorSecret, DemoOrdersSeeder],
 })
 export class OrdersModule {}
