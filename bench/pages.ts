@@ -44,6 +44,13 @@ const ORDER_BY: Record<string, string> = {
   '-shipDate': 'ship_date DESC NULLS LAST, id DESC',
 };
 
+/** The deployment's cursor secret, as the service reads it (the bench sets no CURSOR_SECRET). */
+export const cursorKey = (databaseUrl: string): Promise<Buffer> =>
+  withClient(databaseUrl, async (c) => {
+    const { rows } = await c.query<{ secret: Buffer }>('SELECT secret FROM order_cursor_secret');
+    return rows[0].secret;
+  });
+
 /**
  * The cursor of the page after the table's DEEP_POSITION-th order in the shape's sort, as the
  * service would have issued it for that shape (for a filtered shape, the page starts there and
@@ -62,11 +69,11 @@ async function deepCursor(databaseUrl: string, query: string): Promise<string> {
     if (!row) throw new Error(`fewer than ${DEEP_POSITION} orders in the table`);
     return { id: row.id, shipDate: row.ship_key } satisfies OrderPosition;
   });
-  return encodeCursor(filter, sort, position);
+  return encodeCursor(await cursorKey(databaseUrl), filter, sort, position);
 }
 
 /** One GET on a keep-alive connection: its latency in ms, and the page's order count. */
-function timedGet(
+export function timedGet(
   url: string,
   headers: Record<string, string>,
   agent: Agent,
@@ -93,7 +100,7 @@ function timedGet(
   });
 }
 
-const median = (values: number[]): number => {
+export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 };

@@ -32,6 +32,8 @@ import { fetchLargeList, type LargeListResult } from './large-list';
 import { growOrders, INT64_MAX } from './orders';
 import { LOAD, driveInTurns, sendOnceEach, warmUp, type Contender, type Scenario } from './load';
 import { measurePageDepth, seedPageOrders, type PageDepthResult } from './pages';
+import { measureShapes, SHAPE_TARGET, shapesReport, type ShapesResult } from './shapes';
+import { measureWriteCost, writeCostTable } from './write-cost';
 import { rssBytes } from './process-memory';
 import { compareTracing } from './tracing';
 import {
@@ -366,6 +368,8 @@ async function main(): Promise<boolean> {
       );
     }
     let pages: PageDepthResult[] | string;
+    let shapes: ShapesResult | undefined;
+    let writeCost = 'write cost not measured';
     try {
       log(
         `v2 pages: refilling the table with ${LARGE_LIST_ORDERS.toLocaleString('en-US')} orders…`,
@@ -375,6 +379,10 @@ async function main(): Promise<boolean> {
       await withClient(databaseUrl, (c) => c.query('CHECKPOINT'));
       log('v2 pages: page 1 and a deep page per shape, in turns…');
       pages = await measurePageDepth(fresh.url, headers, databaseUrl);
+      log('v2 shapes: every shape, page 1 and deep, against the unfiltered page 1…');
+      shapes = await measureShapes(fresh.url, headers, databaseUrl, log);
+      log('write cost: inserts and status updates, with and without the indexes…');
+      writeCost = writeCostTable(await measureWriteCost(databaseUrl));
     } catch (error) {
       // A broken measurement is a missed target with its reason, not a run without a report.
       pages = error instanceof Error ? error.message : String(error);
@@ -429,6 +437,7 @@ async function main(): Promise<boolean> {
             actual: `${p.ratio.toFixed(2)}× (${p.firstP50Ms.toFixed(2)} / ${p.deepP50Ms.toFixed(2)} ms)`,
             pass: p.ratio <= TARGETS.pageDepth,
           }))),
+      ...(shapes ? [shapeCheck(shapes)] : []),
       ...largeLists.flatMap((r): Check[] => [
         {
           name: `1,000,000-order list (${r.encoding}) is whole`,
@@ -459,6 +468,8 @@ async function main(): Promise<boolean> {
       largeListTable(largeLists),
       versionsLines(versions, TARGETS.v2).join('\n'),
       pagesTable(pages, TARGETS.pageDepth),
+      shapes ? shapesReport(shapes) : 'v2 shapes not measured',
+      writeCost,
       checkLines(checks).join('\n'),
     ];
     process.stdout.write(`\n${out.join('\n\n')}\n`);
@@ -479,6 +490,11 @@ async function main(): Promise<boolean> {
       TARGETS,
     );
     appendFileSync(join(ROOT, 'BENCHMARKS.md'), `\n${tracing}`);
+    appendFileSync(
+      join(ROOT, 'BENCHMARKS.md'),
+      `\n## v2: every shape\n\n${shapes ? shapesReport(shapes) : 'Not measured.'}\n\n` +
+        `## Write cost of the orders table's indexes\n\n${writeCost}\n`,
+    );
     process.stdout.write(`\n${tracing}\n`);
     log('written to BENCHMARKS.md');
     const ok = checks.every((c) => c.pass);
@@ -500,4 +516,65 @@ async function main(): Promise<boolean> {
   }
 }
 
-runBounded('bench', main, HARD_LIMIT_MS, emergencyStops);
+/** Every shape's p50 within SHAPE_TARGET times the unfiltered page 1's. */
+function shapeCheck(shapes: ShapesResult): Check {
+  const worst = shapes.worst[0];
+  return {
+    name: 'v2 every shape, page 1 and deep: p50 ÷ unfiltered page 1 p50, worst',
+    target: `≤ ${SHAPE_TARGET.toFixed(2)}×`,
+    actual: `${worst.ratio.toFixed(2)}× (\`${worst.query}\`, ${worst.page})`,
+    pass: worst.ratio <= SHAPE_TARGET,
+  };
+}
+
+/**
+ * `npm run bench -- pages`: only v2's shapes on 1,000,000 spread orders and the indexes' write
+ * cost, on their own cluster and service (a few minutes, not the whole bench).
+ */
+async function pagesOnly(): Promise<boolean> {
+  log(`machine: ${machine()}`);
+  const root = makeRootDir();
+  const dataDir = join(root, 'postgres');
+  let pg: Cluster | undefined;
+  let app: AppProcess | undefined;
+  emergencyStops.push(
+    () => void app?.stop(),
+    () => pgCtl(dataDir, ['-m', 'immediate', 'stop']),
+    () => removeRootDir(root),
+  );
+  try {
+    const pgPort = await freePort();
+    pg = await startCluster(dataDir, pgPort);
+    const databaseUrl = await createMigratedDatabase(pgPort, 'bench');
+    const headers = await bearerFromKeysTool(databaseUrl, 'bench');
+    log('write cost: inserts and status updates, with and without the indexes…');
+    const writeCost = await measureWriteCost(databaseUrl);
+    log(`v2 shapes: seeding ${LARGE_LIST_ORDERS.toLocaleString('en-US')} spread orders…`);
+    await seedPageOrders(databaseUrl, LARGE_LIST_ORDERS);
+    await withClient(databaseUrl, (c) => c.query('CHECKPOINT'));
+    const started = await startService(databaseUrl);
+    app = started.app;
+    app.discardOutput();
+    const shapes = await measureShapes(started.url, headers, databaseUrl, log);
+    const check = shapeCheck(shapes);
+    process.stdout.write(
+      `\n${shapesReport(shapes)}\n\n${writeCostTable(writeCost)}\n\n${checkLines([check]).join('\n')}\n`,
+    );
+    return check.pass;
+  } finally {
+    await app?.stop();
+    try {
+      await pg?.stop();
+    } catch {
+      pgCtl(dataDir, ['-m', 'immediate', 'stop']);
+    }
+    removeRootDir(root);
+  }
+}
+
+runBounded(
+  'bench',
+  process.argv.includes('pages') ? pagesOnly : main,
+  HARD_LIMIT_MS,
+  emergencyStops,
+);

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { encodeCursor } from '../src/orders/order-cursor';
 import { api, expectErrorBody } from './support/client';
 import { insertOrders, OrderFixture, statusOf } from './support/orders';
 import { createTestApp, TestApp } from './support/test-app';
@@ -303,6 +305,96 @@ describe('orders v2', () => {
       const flipped = `${cursor.slice(0, 10)}${cursor[10] === 'x' ? 'y' : 'x'}${cursor.slice(11)}`;
       for (const bad of [forged, flipped, `${cursor}x`, cursor.slice(0, -2), 'abc', '%3D%3D']) {
         const res = await client.get(`${LIST}?status=pending&petId=7&cursor=${bad}`).expect(400);
+        expectErrorBody(res, 400, 'INVALID_CURSOR');
+      }
+    });
+  });
+
+  describe('cursors, signed with the deployment secret', () => {
+    const SECRET = 'the-cursor-secret-of-another-deployment';
+    let configured: TestApp;
+    beforeAll(async () => {
+      // Another deployment on the same orders: CURSOR_SECRET set, where `t` reads the database's.
+      configured = await createTestApp({
+        env: { CURSOR_SECRET: SECRET },
+        databaseUrl: t.databaseUrl,
+      });
+    });
+    afterAll(() => configured.close());
+    beforeEach(() =>
+      insertOrders(t.db, [
+        { id: '1', shipDate: '2026-02-27T10:00:00Z' },
+        { id: '2', shipDate: '2026-02-28T10:00:00Z' },
+        { id: '3', shipDate: '2026-03-01T10:00:00Z' },
+      ]),
+    );
+
+    /** A cursor as anyone could have made one for the previous version: no secret needed. */
+    function minted(payload: unknown[]): string {
+      const digest = (text: string): string =>
+        createHash('sha256').update(text).digest('base64url').slice(0, 16);
+      const binding = digest(JSON.stringify(['shipDate', null, null, null, null, null]));
+      const signed = [1, binding, ...payload];
+      return Buffer.from(JSON.stringify([...signed, digest(JSON.stringify(signed))])).toString(
+        'base64url',
+      );
+    }
+
+    it.each([
+      ['30 February', '2026-02-30T00:00:00.000000Z'],
+      ['year 0000', '0000-01-01T00:00:00.000000Z'],
+      ['month 13', '2026-13-01T00:00:00.000000Z'],
+    ])('refuse one made by hand, with a ship date of %s: 400, not 500', async (_what, date) => {
+      const res = await client
+        .get(`${LIST}?sort=shipDate&cursor=${minted(['1', date])}`)
+        .expect(400);
+      expectErrorBody(res, 400, 'INVALID_CURSOR');
+    });
+
+    it('refuse one made by hand that names a real order', async () => {
+      const res = await client
+        .get(`${LIST}?sort=shipDate&cursor=${minted(['1', '2026-02-27T10:00:00.000000Z'])}`)
+        .expect(400);
+      expectErrorBody(res, 400, 'INVALID_CURSOR');
+    });
+
+    it('are good on every instance of the deployment, and refused by another deployment', async () => {
+      const first = (await client.get(`${LIST}?sort=shipDate&limit=1`).expect(200)).body as Page;
+      const cursor = first.nextCursor ?? '';
+      // A second instance of the same deployment reads the same secret from the database.
+      // (CURSOR_SECRET empty: unset, whatever the other app left in process.env.)
+      const sibling = await createTestApp({
+        env: { CURSOR_SECRET: '' },
+        databaseUrl: t.databaseUrl,
+      });
+      try {
+        const next = await api(sibling)
+          .get(`${LIST}?sort=shipDate&limit=1&cursor=${cursor}`)
+          .expect(200);
+        expect((next.body as Page).data.map((o) => o.id)).toEqual([2]);
+      } finally {
+        await sibling.close();
+      }
+      const elsewhere = await api(configured)
+        .get(`${LIST}?sort=shipDate&limit=1&cursor=${cursor}`)
+        .expect(400);
+      expectErrorBody(elsewhere, 400, 'INVALID_CURSOR');
+      const theirs = (
+        (await api(configured).get(`${LIST}?sort=shipDate&limit=1`).expect(200)).body as Page
+      ).nextCursor;
+      await api(configured).get(`${LIST}?sort=shipDate&limit=1&cursor=${theirs}`).expect(200);
+      expectErrorBody(
+        await client.get(`${LIST}?sort=shipDate&limit=1&cursor=${theirs}`).expect(400),
+        400,
+        'INVALID_CURSOR',
+      );
+    });
+
+    it('refuse an impossible ship date even when signed with the secret: 400, not 500', async () => {
+      const key = Buffer.from(SECRET);
+      for (const shipDate of ['2026-02-30T00:00:00.000000Z', '0000-01-01T00:00:00.000000Z']) {
+        const cursor = encodeCursor(key, {}, 'shipDate', { id: '1', shipDate });
+        const res = await api(configured).get(`${LIST}?sort=shipDate&cursor=${cursor}`).expect(400);
         expectErrorBody(res, 400, 'INVALID_CURSOR');
       }
     });

@@ -100,6 +100,27 @@ export class EnvironmentVariables {
   @IsIn(['on', 'off'], { message: 'COMPRESSION must be on or off' })
   COMPRESSION: 'on' | 'off' = 'on';
 
+  /**
+   * The secret v2's cursors are signed with (HMAC-SHA-256), the same on every instance; unset,
+   * the one generated into the database by the migrations. At least 32 characters.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^\S{32,}$/, {
+    message:
+      'CURSOR_SECRET must be at least 32 characters without spaces, e.g. openssl rand -base64 32',
+  })
+  CURSOR_SECRET?: string;
+
+  /**
+   * The database time one v2 page may take in all (waiting for a connection included); past it
+   * the statement is cancelled and the page answered 503.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'PAGE_DATABASE_BUDGET_MS must be an integer of at least 50' })
+  @Min(50, { message: 'PAGE_DATABASE_BUDGET_MS must be an integer of at least 50' })
+  PAGE_DATABASE_BUDGET_MS: number = 1000;
+
   /** How long a request waits for a database connection before it is answered 503. */
   @Transform(toInt)
   @IsInt({ message: 'DATABASE_CONNECT_TIMEOUT_MS must be an integer of at least 100' })
@@ -197,6 +218,8 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'RATE_LIMIT_ANONYMOUS_TRACKERS',
   'LOG_LEVEL',
   'COMPRESSION',
+  'CURSOR_SECRET',
+  'PAGE_DATABASE_BUDGET_MS',
   'DATABASE_CONNECT_TIMEOUT_MS',
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'DATABASE_POOL_SIZE',

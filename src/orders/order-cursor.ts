@@ -1,34 +1,36 @@
-import { createHash } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiException } from '../common/errors/api.exception';
 import { OrderErrors } from './order.errors';
 import { parseInt64 } from '../common/int64';
 import type { OrderFilter, OrderSort } from './order-page-query';
 
 /**
- * Where a page ended: the last order's sort key. `shipDate` only in the shipDate sorts: the
- * exact instant (microseconds, canonical UTC form) or null for an order without one.
+ * Where the scan of a page stopped, in the page's sort: the last order it examined (returned or
+ * not). `shipDate` only in the shipDate sorts: the exact instant (microseconds, canonical UTC
+ * form) or null for an order without one.
  */
 export interface OrderPosition {
   id: string;
   shipDate?: string | null;
 }
 
-const VERSION = 1;
-/** The exact ship date a cursor carries, as orders-page.sql.ts selects it. */
-const SHIP_DATE = /^\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-/** The first 12 bytes of the SHA-256 of `text`, base64url: 16 characters. */
-const digest = (text: string): string =>
-  createHash('sha256').update(text).digest('base64url').slice(0, 16);
+/**
+ * 2: signed with the deployment's secret. Version 1 cursors carried an unkeyed digest anyone
+ * could compute, so none of them can be told from a forged one: they are refused.
+ */
+const VERSION = 2;
+/** The exact ship date a cursor carries, as order-page.sql.ts selects it. */
+const SHIP_DATE = /^(\d{4,6})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{6}Z$/;
+/** Characters of the signature: 96 bits of HMAC-SHA-256, base64url. */
+const SIGNATURE_LENGTH = 16;
 
 /*
  * Cursors are encoded with btoa/atob, never with Buffer#toString('base64url'). Buffer#toString is
  * one function for the whole process: once it has been called with two encodings, its call to
  * the encoding's decoder is polymorphic in every optimised caller, and pg decodes each column
  * of each row through it (UTF-8), which then goes through V8's generic call path (measured with
- * valgrind: about 38,000 instructions more per list of 100 orders, 2% of the request). A
- * cursor's JSON is ASCII (numbers, ids as digit strings, ISO dates, base64url digests), which is
- * what btoa takes.
+ * valgrind, see docs/performance.md). A cursor's JSON is ASCII (numbers, ids as digit strings,
+ * ISO dates, base64url digests), which is what btoa takes.
  */
 const toBase64url = (ascii: string): string =>
   btoa(ascii).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
@@ -42,13 +44,19 @@ function fromBase64url(encoded: string): string | undefined {
   }
 }
 
+const sign = (key: Buffer, text: string): string =>
+  createHmac('sha256', key).update(text).digest('base64url').slice(0, SIGNATURE_LENGTH);
+
 /**
  * What a cursor is bound to: the filters (in canonical form, so `status=shipped,pending` and
  * `status=pending,shipped` are the same) and the sort. Not the limit, which may change per page.
+ * Keyed too, so that it tells nothing about the filters to whoever holds a cursor.
  */
-function bindingOf(filter: OrderFilter, sort: OrderSort): string {
-  return digest(
+function bindingOf(key: Buffer, filter: OrderFilter, sort: OrderSort): string {
+  return sign(
+    key,
     JSON.stringify([
+      'binding',
       sort,
       filter.statuses ?? null,
       filter.petId ?? null,
@@ -62,33 +70,41 @@ function bindingOf(filter: OrderFilter, sort: OrderSort): string {
 const isShipDateSort = (sort: OrderSort): boolean => sort === 'shipDate' || sort === '-shipDate';
 
 /**
- * The cursor of the page after `position`: base64url of `[version, binding, id, shipDate?, check]`.
- * The id is a string, so it stays exact over the whole int64 range. The check (a digest of the
- * rest) makes any alteration evident; it is not a secret: a cursor only says where a page ended,
- * and every order it could point at is visible to every key anyway.
+ * The cursor of the page after `position`: base64url of
+ * `[version, binding, id, shipDate?, signature]`, the signature an HMAC of the rest with the
+ * deployment's cursor secret (`key`), so that a cursor cannot be made by hand, altered, or
+ * carried to another deployment. The id is a string, so it stays exact over the whole int64 range.
  */
 export function encodeCursor(
+  key: Buffer,
   filter: OrderFilter,
   sort: OrderSort,
   position: OrderPosition,
 ): string {
-  const payload: unknown[] = [VERSION, bindingOf(filter, sort), position.id];
+  const payload: unknown[] = [VERSION, bindingOf(key, filter, sort), position.id];
   if (isShipDateSort(sort)) payload.push(position.shipDate ?? null);
-  const check = digest(JSON.stringify(payload));
-  return toBase64url(JSON.stringify([...payload, check]));
+  const json = JSON.stringify(payload);
+  return toBase64url(`${json.slice(0, -1)},"${sign(key, json)}"]`);
 }
 
 const invalidCursor = (message: string): ApiException =>
   new ApiException(OrderErrors.INVALID_CURSOR, message);
 
 /**
- * The position a cursor names, for the filters and sort of this request. A cursor that is not one
- * this service wrote, or was altered, or was issued for other filters or another sort, is 400
- * `INVALID_CURSOR`.
+ * The position a cursor names, for the filters and sort of this request. A cursor that this
+ * deployment did not sign, or that was altered, or was issued for other filters or another sort,
+ * is 400 `INVALID_CURSOR`; so is one whose values could not have been written by this service (an
+ * id out of int64, a ship date that is no instant), checked before anything reaches SQL.
  */
-export function decodeCursor(cursor: string, filter: OrderFilter, sort: OrderSort): OrderPosition {
+export function decodeCursor(
+  key: Buffer,
+  cursor: string,
+  filter: OrderFilter,
+  sort: OrderSort,
+): OrderPosition {
   const malformed = invalidCursor(
-    'cursor is malformed or altered: pass the nextCursor of the previous page unchanged',
+    'cursor is malformed, altered or from another deployment: pass the nextCursor of the ' +
+      'previous page unchanged',
   );
   const json = fromBase64url(cursor);
   // atob skips whitespace, takes padding and ignores stray bits: only a cursor that encodes back
@@ -101,13 +117,18 @@ export function decodeCursor(cursor: string, filter: OrderFilter, sort: OrderSor
     throw malformed;
   }
   if (!Array.isArray(parsed) || parsed.length < 2) throw malformed;
-  const check: unknown = parsed[parsed.length - 1];
+  const signature: unknown = parsed[parsed.length - 1];
   const payload: unknown[] = parsed.slice(0, -1);
-  if (typeof check !== 'string' || check !== digest(JSON.stringify(payload))) throw malformed;
+  if (typeof signature !== 'string' || !sameText(signature, sign(key, JSON.stringify(payload)))) {
+    throw malformed;
+  }
 
   const [version, binding, id, shipDate] = payload;
   if (version !== VERSION) throw malformed;
-  if (binding !== bindingOf(filter, sort) || payload.length !== (isShipDateSort(sort) ? 4 : 3)) {
+  if (
+    binding !== bindingOf(key, filter, sort) ||
+    payload.length !== (isShipDateSort(sort) ? 4 : 3)
+  ) {
     throw invalidCursor(
       'cursor was issued for other filters or another sort: keep every parameter but limit ' +
         'as it was on the first page',
@@ -115,8 +136,29 @@ export function decodeCursor(cursor: string, filter: OrderFilter, sort: OrderSor
   }
   if (typeof id !== 'string' || parseInt64(id) !== id) throw malformed;
   if (!isShipDateSort(sort)) return { id };
-  if (shipDate !== null && (typeof shipDate !== 'string' || !SHIP_DATE.test(shipDate))) {
-    throw malformed;
-  }
+  if (shipDate !== null && (typeof shipDate !== 'string' || !isInstant(shipDate))) throw malformed;
   return { id, shipDate };
+}
+
+/** Compares in constant time, so that a signature cannot be guessed byte by byte. */
+function sameText(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Whether a ship date in the cursor's form names a real instant that PostgreSQL takes: year 1 on,
+ * a month 1..12, a day that month has, a time of day. `2026-02-30`, month 13 or year 0000 are not.
+ */
+function isInstant(text: string): boolean {
+  const match = SHIP_DATE.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
+  if (year < 1 || hour > 23 || minute > 59 || second > 59) return false;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return (
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  );
 }

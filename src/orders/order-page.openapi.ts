@@ -88,9 +88,10 @@ export const ORDER_PAGE_QUERY_PARAMETERS = {
     required: false,
     description:
       'The `nextCursor` of the previous page, unchanged, with the same filters and sort (the ' +
-      'limit may change): the page after it. Opaque; it does not expire. A cursor that is ' +
-      'malformed, altered, or was issued for other filters or another sort is 400 ' +
-      '`INVALID_CURSOR`. Without it: the first page.',
+      'limit may change): the page after it. Opaque, signed by the deployment; it does not ' +
+      'expire. A cursor that is malformed, altered, made by hand, from another deployment, or ' +
+      'was issued for other filters or another sort is 400 `INVALID_CURSOR`. Without it: the ' +
+      'first page.',
     // No example to pre-fill: Swagger UI's "Try it out" would send it, and a cursor is only
     // valid with the filters and sort it was issued for. One looks like `WzEsImxEMFFq…`.
     schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },

@@ -6,13 +6,19 @@ import { OrderSchema } from './order.schema';
   name: 'OrderPage',
   description:
     'One page of orders. `nextCursor` is present exactly when `hasMore` is true; pass it as ' +
-    '`cursor`, with the same filters and sort, for the next page.',
+    '`cursor`, with the same filters and sort, for the next page. A page holds at most `limit` ' +
+    'orders, and may hold fewer, even none, while `hasMore` is true: each page examines a ' +
+    'bounded number of orders, and where few match, it ends short and the next continues the ' +
+    'scan. Walk until `hasMore` is false.',
 })
 export class OrderPageSchema {
   @ApiProperty({ type: [OrderSchema], description: 'The orders of this page, in sort order.' })
   data!: OrderSchema[];
 
-  @ApiProperty({ description: 'Whether more orders follow this page.' })
+  @ApiProperty({
+    description:
+      'Whether more orders may follow this page (a short or empty page does not say no).',
+  })
   hasMore!: boolean;
 
   @ApiPropertyOptional({

@@ -6,14 +6,41 @@ import { ORDER_STATUSES } from './order-status';
 import type { NamedStatement } from './orders.sql';
 
 /**
- * A row of a page: an `OrderRow` whose ship date is exact (microseconds, as a cursor carries it);
- * the Order JSON gives it in milliseconds (`orderPageJson`).
+ * A row of a page's scan: an `OrderRow` whose ship date is exact (microseconds, as a cursor
+ * carries it; the Order JSON gives it in milliseconds, `orderPageJson`), then whether the order
+ * matches the page's filters, and whether it is the last row the scan may examine (sent, matching
+ * or not, for its position: the next page resumes after it).
  */
+export type OrderScanRow = [...OrderRow, matched: boolean, atBound: boolean];
+
+/** A page's rows, as the client sees them. */
 export type OrderPageRow = OrderRow;
 
 /**
- * One statement of a page, sent by name (see `NamedStatement`); its row limit is appended as the
- * last parameter.
+ * At most how many orders a page examines, per order it may return (`limit + 1`). What bounds the
+ * shapes no index serves: such a page may end short, or empty, and resume where its scan stopped.
+ */
+export const SCAN_FACTOR = 4;
+
+/** The rows a page of `limit` orders may examine. */
+export const scanLimitOf = (limit: number): number => SCAN_FACTOR * (limit + 1);
+
+/**
+ * The planner settings of a page's transaction. The statement already names the one index its
+ * scan can use (the conditions in its WHERE); these keep the planner from reading that index any
+ * other way than in order, with a LIMIT: no bitmap scan and sort of what a condition matches
+ * (unbounded: a pet's every undated order), no sequential scan. And the generic plan from the
+ * first execution on: it is the same range scan (the EXPLAIN test checks both kinds of plan for
+ * every shape), planned once per connection instead of for each of a statement's first five
+ * executions, and no switch to another plan after them can happen.
+ */
+export const PAGE_PLANNER_SETTINGS =
+  'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; ' +
+  'SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan';
+
+/**
+ * The one statement of a page, sent by name (see `NamedStatement`); its last two parameters are
+ * appended when it runs: the rows the scan may examine, then the rows the page may return.
  */
 export interface PageStatement extends NamedStatement {
   values: unknown[];
@@ -34,103 +61,121 @@ function statementName(text: string): string {
   return name;
 }
 
-const PAGE_COLUMNS = `id, pet_id, quantity,
-         to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ship_date,
-         complete, status`;
-
 /**
- * The statements that read a page after `after` (from the start without it), in sort order: run
- * them one after the other until the page is full. Keyset pagination: each is one index range
- * scan starting at the cursor's position (see the migration AddOrderPageIndexes), never an OFFSET,
- * so page 1 and page 10,000 cost the same.
+ * The statement that reads the page after `after` (from the start without it). One statement
+ * whatever the shape, so that a page's database time is one statement's.
  *
- * The id sorts are one statement. The shipDate sorts put orders without a ship date last in both
- * directions, ties by id in the same direction: the orders with a ship date by (ship_date, id),
- * then those without by id. Those are two range scans of the same (ship_date, id) index, one per
- * statement, so each stays a plain range scan and none of them needs an OR across the NULL
- * boundary (which no index can start a scan at): a cursor before the boundary reads the rest of
- * the dated orders, then the undated ones from their first; a cursor past it reads only undated
- * orders after its id. Descending, the index is read backwards: `DESC NULLS FIRST` is its
- * backward order, and there are no NULLs in a `ship_date IS NOT NULL` scan to place anyway.
+ * The scan is a range scan of one index, chosen here rather than by the planner, in the page's
+ * sort, from the cursor's position (keyset: never an OFFSET, so page 1 and page 10,000 cost the
+ * same): by id, the primary key, or (pet_id, id) with a petId; by ship date, (ship_date, id), or
+ * (pet_id, ship_date, id) with a petId, the ship-date range as its bounds. Only the conditions that
+ * index answers are in the scan's WHERE; it examines at most `scanLimitOf(limit)` rows, and every
+ * other filter (status, complete, the ship-date range of an id sort) is checked on those rows
+ * outside it, where the planner cannot push it back into the scan (a subquery with a LIMIT). So
+ * a page examines a bounded number of rows whatever matches, and the plan cannot turn into a scan
+ * that reads the table to find a few orders, custom or generic. When the scan reaches its bound
+ * before the page is full, its last row comes back too (`matched` false unless it matches), to
+ * say where the next page resumes.
+ *
+ * The shipDate sorts put orders without a ship date last in both directions, ties by id in the
+ * same direction: the dated orders by (ship_date, id), then the undated ones by id, as two
+ * branches of a UNION ALL (each a plain range scan: no index can start one scan across the NULL
+ * boundary), the second read only once the first is exhausted. A cursor past the boundary reads
+ * only undated orders. Descending, the indexes are read backwards: `DESC NULLS FIRST` is their
+ * backward order.
  */
-export function orderPageStatements(
+export function orderPageStatement(
   filter: OrderFilter,
   sort: OrderSort,
   after: OrderPosition | undefined,
-): PageStatement[] {
-  const descending = sort.startsWith('-');
-  const [gt, dir] = descending ? ['<', 'DESC'] : ['>', 'ASC'];
-
-  if (sort === 'id' || sort === '-id') {
-    const statement = filtered(filter);
-    if (after) statement.where.push(`id ${gt} ${statement.param(after.id)}::int8`);
-    return [statement.build(`id ${dir}`)];
-  }
-
-  // Qualified: a bare `ship_date` in ORDER BY would name the formatted output column.
-  const order = descending
-    ? 'orders.ship_date DESC NULLS FIRST, orders.id DESC'
-    : 'orders.ship_date ASC, orders.id ASC';
-  const statements: PageStatement[] = [];
-  if (after?.shipDate !== null) {
-    const dated = filtered(filter);
-    if (after?.shipDate === undefined) {
-      dated.where.push('ship_date IS NOT NULL');
-    } else {
-      const shipDate = dated.param(after.shipDate);
-      const id = dated.param(after.id);
-      dated.where.push(`(ship_date, id) ${gt} (${shipDate}::timestamptz, ${id}::int8)`);
-    }
-    statements.push(dated.build(order));
-  }
-  // An order without a ship date never matches a bound.
-  if (filter.shipDateFrom === undefined && filter.shipDateTo === undefined) {
-    const undated = filtered(filter);
-    undated.where.push('ship_date IS NULL');
-    if (after?.shipDate === null) {
-      undated.where.push(`id ${gt} ${undated.param(after.id)}::int8`);
-    }
-    statements.push(undated.build(order));
-  }
-  return statements;
-}
-
-/** A statement under construction: the filter's conditions, and its parameters. */
-function filtered(filter: OrderFilter) {
+): PageStatement {
   const values: unknown[] = [];
-  const where: string[] = [];
   const param = (value: unknown): string => {
     values.push(value);
     return `$${values.length}`;
   };
+  const descending = sort.startsWith('-');
+  const gt = descending ? '<' : '>';
+  const byPet = filter.petId === undefined ? '' : `pet_id = ${param(filter.petId)}::int8 AND `;
+  const branches: string[] = [];
+  const residual = residualOf(filter, param);
+
+  if (sort === 'id' || sort === '-id') {
+    const from = after ? `id ${gt} ${param(after.id)}::int8` : 'true';
+    branches.push(branch(`${byPet}${from}`, descending ? 'id DESC' : 'id'));
+    if (filter.shipDateFrom !== undefined)
+      residual.push(`ship_date >= ${param(filter.shipDateFrom)}::timestamptz`);
+    if (filter.shipDateTo !== undefined)
+      residual.push(`ship_date < ${param(filter.shipDateTo)}::timestamptz`);
+  } else {
+    const order = descending ? 'ship_date DESC NULLS FIRST, id DESC' : 'ship_date, id';
+    if (after?.shipDate !== null) {
+      const from =
+        filter.shipDateFrom === undefined
+          ? undefined
+          : `ship_date >= ${param(filter.shipDateFrom)}::timestamptz`;
+      const to =
+        filter.shipDateTo === undefined
+          ? undefined
+          : `ship_date < ${param(filter.shipDateTo)}::timestamptz`;
+      // Ascending, NULLs come after every date in the index: the scan stops at the first.
+      const bounds = descending && after ? [] : ['ship_date IS NOT NULL'];
+      if (after?.shipDate === undefined) {
+        bounds.push(...[from, to].filter((bound) => bound !== undefined));
+      } else {
+        // The scan starts at the cursor. A range bound on the same side is met by every row
+        // after it, but given too, a B-tree may start the scan at that bound instead, and skip
+        // every entry up to the cursor inside the index: it is checked on the rows instead.
+        const [start, end] = descending ? [to, from] : [from, to];
+        if (start !== undefined) residual.push(start);
+        if (end !== undefined) bounds.push(end);
+        const shipDate = param(after.shipDate);
+        bounds.push(`(ship_date, id) ${gt} (${shipDate}::timestamptz, ${param(after.id)}::int8)`);
+      }
+      branches.push(branch(`${byPet}${bounds.join(' AND ')}`, order));
+    }
+    // An order without a ship date never matches a bound.
+    if (filter.shipDateFrom === undefined && filter.shipDateTo === undefined) {
+      const from = after?.shipDate === null ? ` AND id ${gt} ${param(after.id)}::int8` : '';
+      branches.push(branch(`${byPet}ship_date IS NULL${from}`, order));
+    }
+  }
+
+  const scanLimit = `$${values.length + 1}`;
+  const pageLimit = `$${values.length + 2}`;
+  const matched = residual.length === 0 ? 'true' : residual.join(' AND ');
+  const text =
+    `SELECT id, pet_id, quantity, ` +
+    `to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), complete, status, ` +
+    `${matched}, n = ${scanLimit} FROM (` +
+    `SELECT *, row_number() OVER () AS n FROM (` +
+    branches.map((b) => `(${b.replace('$LIMIT', () => scanLimit)})`).join(' UNION ALL ') +
+    `) AS branches LIMIT ${scanLimit}) AS scan ` +
+    `WHERE ${residual.length === 0 ? 'true' : `(${matched}) OR n = ${scanLimit}`} ` +
+    `LIMIT ${pageLimit}`;
+  return { name: statementName(text), text, values };
+}
+
+/** One index range scan of the page: the conditions the index answers, in its order. */
+function branch(where: string, orderBy: string): string {
+  return (
+    'SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ' +
+    `WHERE ${where} ORDER BY ${orderBy} LIMIT $LIMIT`
+  );
+}
+
+/** The conditions no index of a page answers: status and complete. */
+function residualOf(filter: OrderFilter, param: (value: unknown) => string): string[] {
+  const where: string[] = [];
   const { statuses } = filter;
   // Every status is no condition at all (the table allows no other).
   if (statuses && statuses.length < ORDER_STATUSES.length) {
-    // One status as `=`, so the planner reads (status, …) indexes in order: `= ANY` of one
-    // value would not tell it the scan is ordered.
     where.push(
       statuses.length === 1
         ? `status = ${param(statuses[0])}`
         : `status = ANY(${param(statuses)}::text[])`,
     );
   }
-  if (filter.petId !== undefined) where.push(`pet_id = ${param(filter.petId)}::int8`);
   if (filter.complete !== undefined) where.push(`complete = ${param(filter.complete)}`);
-  if (filter.shipDateFrom !== undefined) {
-    where.push(`ship_date >= ${param(filter.shipDateFrom)}::timestamptz`);
-  }
-  if (filter.shipDateTo !== undefined) {
-    where.push(`ship_date < ${param(filter.shipDateTo)}::timestamptz`);
-  }
-  return {
-    where,
-    param,
-    build: (orderBy: string): PageStatement => {
-      const text =
-        `SELECT ${PAGE_COLUMNS} FROM orders` +
-        (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
-        ` ORDER BY ${orderBy} LIMIT $${values.length + 1}`;
-      return { name: statementName(text), text, values };
-    },
-  };
+  return where;
 }

@@ -1,17 +1,46 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
+import { ApiException } from '../common/errors/api.exception';
+import { CommonErrors } from '../common/errors/error-code';
+import { AppConfig } from '../config/app-config';
 import { pgPoolOf } from '../database/pg-pool';
 import { decodeCursor, encodeCursor } from './order-cursor';
+import { OrderCursorSecret } from './order-cursor-secret';
 import type { OrderPage } from './order-page';
-import type { OrderPageQuery } from './order-page-query';
-import { OrderPageRow, orderPageStatements } from './order-page.sql';
+import type { OrderFilter, OrderPageQuery, OrderSort } from './order-page-query';
+import {
+  type OrderPageRow,
+  type OrderScanRow,
+  orderPageStatement,
+  PAGE_PLANNER_SETTINGS,
+  scanLimitOf,
+} from './order-page.sql';
 
-/** Pages of the order list (v2): filtered, sorted, by keyset. */
+/**
+ * Seconds a client should wait after a page over its budget: the database is overloaded then
+ * (a page's own work is bounded), and an immediate retry would only add to it.
+ */
+const OVER_BUDGET_RETRY_AFTER_SECONDS = 10;
+
+/** PostgreSQL's `query_canceled`: here, the statement timeout of the page's budget. */
+const QUERY_CANCELED = '57014';
+
+/** Pages of the order list (v2): filtered, sorted, by keyset, each bounded in rows and time. */
 @Injectable()
 export class OrderPagesService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly budgetMs: number;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secret: OrderCursorSecret,
+    config: AppConfig,
+    @InjectPinoLogger(OrderPagesService.name) private readonly logger: PinoLogger,
+  ) {
+    this.budgetMs = config.pageDatabaseBudgetMs;
+  }
 
   private get pool(): Pool {
     const pool = pgPoolOf(this.dataSource);
@@ -20,28 +49,142 @@ export class OrderPagesService {
   }
 
   /**
-   * The page the query asks for. One row more than the limit is read, to know whether another
-   * page follows; the statements run in turn until that many rows are in (the second, if any,
-   * only on the page that crosses from dated to undated orders).
+   * The page the query asks for: one statement (order-page.sql.ts) that examines at most
+   * `scanLimitOf(limit)` orders and returns at most `limit + 1` matching ones, to know whether
+   * another page follows. A full page continues after its last order; a page whose scan reached
+   * its bound first continues after the last order the scan examined, with fewer orders than
+   * `limit`, or none (contract 7); a scan that ended before its bound is the last page.
    */
   async find(query: OrderPageQuery): Promise<OrderPage> {
     const { filter, sort, limit, cursor } = query;
-    const after = cursor === undefined ? undefined : decodeCursor(cursor, filter, sort);
-    const rows: OrderPageRow[] = [];
-    for (const { name, text, values } of orderPageStatements(filter, sort, after)) {
-      const result = await this.pool.query<OrderPageRow>({
+    const secret = this.secret.get();
+    const key = secret instanceof Promise ? await secret : secret;
+    const after = cursor === undefined ? undefined : decodeCursor(key, cursor, filter, sort);
+    const { name, text, values } = orderPageStatement(filter, sort, after);
+    const scanLimit = scanLimitOf(limit);
+    const scanned = await this.withinBudget(filter, sort, after !== undefined, (client) =>
+      client.query<OrderScanRow>({
         name,
         text,
-        values: [...values, limit + 1 - rows.length],
+        values: [...values, scanLimit, limit + 1],
         rowMode: 'array',
-      });
-      rows.push(...result.rows);
-      if (rows.length > limit) break;
+      }),
+    );
+
+    const rows: OrderPageRow[] = [];
+    for (const row of scanned.rows) {
+      const [id, petId, quantity, shipDate, complete, status, matched, atBound] = row;
+      if (matched) {
+        if (rows.length === limit) {
+          return { rows, nextCursor: this.cursorAfter(key, filter, sort, rows[limit - 1]) };
+        }
+        rows.push([id, petId, quantity, shipDate, complete, status]);
+      }
+      // The scan's last row: it stopped there, and the next page resumes after it.
+      if (atBound) return { rows, nextCursor: this.cursorAfter(key, filter, sort, row) };
     }
-    if (rows.length <= limit) return { rows };
-    rows.length = limit;
-    const last = rows[limit - 1];
-    const nextCursor = encodeCursor(filter, sort, { id: last[0], shipDate: last[3] });
-    return { rows, nextCursor };
+    return { rows };
   }
+
+  private cursorAfter(
+    key: Buffer,
+    filter: OrderFilter,
+    sort: OrderSort,
+    row: OrderPageRow | OrderScanRow,
+  ): string {
+    return encodeCursor(key, filter, sort, { id: row[0], shipDate: row[3] });
+  }
+
+  /**
+   * Runs `work` on a pooled connection within the page's database budget, all of it: the wait for
+   * a connection, then the statement, under a statement timeout of what remains, set for its
+   * transaction only (the pool's other users keep theirs). An overrun is answered 503 with
+   * Retry-After and logged once, naming the route and the page's shape; the connection goes
+   * back to the pool either way, its statement cancelled by PostgreSQL.
+   */
+  private async withinBudget<T>(
+    filter: OrderFilter,
+    sort: OrderSort,
+    deep: boolean,
+    work: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const started = performance.now();
+    const overBudget = (): ApiException => {
+      this.logger.warn(
+        {
+          route: 'GET /v2/store/orders',
+          shape: shapeOf(filter, sort, deep),
+          budgetMs: this.budgetMs,
+          elapsedMs: Math.round(performance.now() - started),
+        },
+        'v2 page over its database budget',
+      );
+      return new ApiException(CommonErrors.SERVICE_UNAVAILABLE, undefined, {
+        'Retry-After': String(OVER_BUDGET_RETRY_AFTER_SECONDS),
+      });
+    };
+
+    const client = await this.connectWithin(this.budgetMs);
+    if (client === undefined) throw overBudget();
+    let broken: unknown;
+    try {
+      const remainingMs = Math.floor(this.budgetMs - (performance.now() - started));
+      if (remainingMs < 1) throw overBudget();
+      await client.query(
+        `BEGIN READ ONLY; SET LOCAL statement_timeout = ${remainingMs}; ${PAGE_PLANNER_SETTINGS}`,
+      );
+      try {
+        return await work(client);
+      } catch (error) {
+        if ((error as { code?: unknown }).code === QUERY_CANCELED) throw overBudget();
+        throw error;
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    } catch (error) {
+      // A connection whose state is unknown (a failed BEGIN or ROLLBACK) is closed, not reused.
+      if (!(error instanceof ApiException)) broken = error;
+      throw error;
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  /**
+   * A pooled connection within `ms`, or undefined: one that comes later is given back at once.
+   * (pg's own connection timeout is the longer bound of every other request.)
+   */
+  private async connectWithin(ms: number): Promise<PoolClient | undefined> {
+    const connecting = this.pool.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms);
+    });
+    try {
+      const client = await Promise.race([connecting, late]);
+      if (client === undefined) {
+        connecting.then(
+          (c) => c.release(),
+          () => undefined,
+        );
+      }
+      return client;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/**
+ * The shape of a page, as a log line names it: which filters, the sort, first or deep page; never
+ * their values.
+ */
+function shapeOf(filter: OrderFilter, sort: OrderSort, deep: boolean): string {
+  const filters: string[] = [];
+  if (filter.statuses) filters.push(`status(${filter.statuses.length})`);
+  if (filter.petId !== undefined) filters.push('petId');
+  if (filter.complete !== undefined) filters.push('complete');
+  if (filter.shipDateFrom !== undefined) filters.push('shipDateFrom');
+  if (filter.shipDateTo !== undefined) filters.push('shipDateTo');
+  return `${filters.join('&') || 'no filter'}; sort=${sort}; ${deep ? 'deep page' : 'page 1'}`;
 }

@@ -7,12 +7,11 @@ import { OrderStatus } from './order-status';
  */
 @Entity({ name: 'orders' })
 @Check('CHK_orders_status', `"status" IN ('pending', 'shipped', 'cancelled')`)
-// The indexes of v2's pages: filter, sort key, id (migration AddOrderPageIndexes1763900000000).
-@Index('IDX_orders_status_id', ['status', 'id'])
+// The indexes of v2's pages: on columns an order keeps once placed, so cancelling and shipping
+// stay heap-only updates (migration BoundOrderPageIndexes1764120000001).
 @Index('IDX_orders_pet_id_id', ['petId', 'id'])
-@Index('IDX_orders_complete_id', ['complete', 'id'])
 @Index('IDX_orders_ship_date_id', ['shipDate', 'id'])
-@Index('IDX_orders_status_ship_date_id', ['status', 'shipDate', 'id'])
+@Index('IDX_orders_pet_id_ship_date_id', ['petId', 'shipDate', 'id'])
 export class Order {
   @PrimaryGeneratedColumn('identity', {
     type: 'bigint',

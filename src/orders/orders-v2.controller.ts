@@ -31,7 +31,10 @@ export class OrdersV2Controller {
     summary: 'List orders, one page at a time',
     description:
       'The orders that match every given filter, in the requested sort, one page at a time. ' +
-      'Pages are found by keyset (the cursor), so every page costs the same however deep. ' +
+      'Pages are found by keyset (the cursor), so every page costs the same however deep, and ' +
+      'each examines a bounded number of orders whatever the filters: where few orders match, ' +
+      'a page may hold fewer than `limit`, even none, with `hasMore` true and a `nextCursor` ' +
+      'that continues the scan (walk until `hasMore` is false). ' +
       'Walking all pages visits exactly once, in sort order, every order that matched throughout ' +
       'the walk and whose sort key did not change, whatever is placed, cancelled or shipped ' +
       'meanwhile (an order that changes status may enter or leave a status filter). A page with ' +

@@ -4,6 +4,7 @@ import { JsonStreamSender } from '../common/http/send-json-stream';
 import { AppConfig } from '../config/app-config';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
+import { OrderCursorSecret } from './order-cursor-secret';
 import { OrderPagesService } from './order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './orders-v2.controller';
@@ -20,6 +21,7 @@ import { OrdersService } from './orders.service';
   providers: [
     OrdersService,
     OrderPagesService,
+    OrderCursorSecret,
     DemoOrdersSeeder,
     {
       provide: JsonStreamSender,

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List orders, one page at a time
-         * @description The orders that match every given filter, in the requested sort, one page at a time. Pages are found by keyset (the cursor), so every page costs the same however deep. Walking all pages visits exactly once, in sort order, every order that matched throughout the walk and whose sort key did not change, whatever is placed, cancelled or shipped meanwhile (an order that changes status may enter or leave a status filter). A page with more to come carries `Link: <next page>; rel="next"` and `nextCursor`.
+         * @description The orders that match every given filter, in the requested sort, one page at a time. Pages are found by keyset (the cursor), so every page costs the same however deep, and each examines a bounded number of orders whatever the filters: where few orders match, a page may hold fewer than `limit`, even none, with `hasMore` true and a `nextCursor` that continues the scan (walk until `hasMore` is false). Walking all pages visits exactly once, in sort order, every order that matched throughout the walk and whose sort key did not change, whatever is placed, cancelled or shipped meanwhile (an order that changes status may enter or leave a status filter). A page with more to come carries `Link: <next page>; rel="next"` and `nextCursor`.
          */
         get: operations["listOrders"];
         put?: never;
@@ -95,11 +95,11 @@ export interface components {
              */
             status: number;
         };
-        /** @description One page of orders. `nextCursor` is present exactly when `hasMore` is true; pass it as `cursor`, with the same filters and sort, for the next page. */
+        /** @description One page of orders. `nextCursor` is present exactly when `hasMore` is true; pass it as `cursor`, with the same filters and sort, for the next page. A page holds at most `limit` orders, and may hold fewer, even none, while `hasMore` is true: each page examines a bounded number of orders, and where few match, it ends short and the next continues the scan. Walk until `hasMore` is false. */
         OrderPage: {
             /** @description The orders of this page, in sort order. */
             data: components["schemas"]["Order"][];
-            /** @description Whether more orders follow this page. */
+            /** @description Whether more orders may follow this page (a short or empty page does not say no). */
             hasMore: boolean;
             /**
              * @description Opaque cursor of the next page (base64url); present exactly when `hasMore` is true. It does not expire.
@@ -119,7 +119,7 @@ export interface operations {
     listOrders: {
         parameters: {
             query?: {
-                /** @description The `nextCursor` of the previous page, unchanged, with the same filters and sort (the limit may change): the page after it. Opaque; it does not expire. A cursor that is malformed, altered, or was issued for other filters or another sort is 400 `INVALID_CURSOR`. Without it: the first page. */
+                /** @description The `nextCursor` of the previous page, unchanged, with the same filters and sort (the limit may change): the page after it. Opaque, signed by the deployment; it does not expire. A cursor that is malformed, altered, made by hand, from another deployment, or was issued for other filters or another sort is 400 `INVALID_CURSOR`. Without it: the first page. */
                 cursor?: string;
                 /** @description The most orders on a page, from 1 to 1000. It may change from one page to the next. Given at most once and never empty; anything out of these rules is 400 `INVALID_QUERY`. */
                 limit?: number;
