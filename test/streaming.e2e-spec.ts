@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { api } from './support/client';
 import { eventually } from './support/eventually';
 import { createTestApp, TestApp } from './support/test-app';
+import { APPLICATION_NAME } from '../src/database/data-source-options';
 import { pgPoolOf } from '../src/database/pg-pool';
 
 /** Enough rows that the list is still streaming (the kernel buffers a few MB) when we act. */
@@ -134,14 +135,35 @@ describe('streaming the order list', () => {
   });
   afterAll(() => t.close());
 
-  it('releases the cursor and its connection as soon as the client goes away mid-list', async () => {
+  /**
+   * Resolves once the server has stopped reading batches for the paused client (the kernel's
+   * buffers are full and the list waits on the client): no connection taken for a second.
+   */
+  const serverWaitsOnClient = async (): Promise<void> => {
+    let acquired = 0;
+    const count = (): void => {
+      acquired++;
+    };
+    pool.on('acquire', count);
+    try {
+      for (const deadline = Date.now() + 20_000; ;) {
+        const before = acquired;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        if (acquired === before) return;
+        if (Date.now() > deadline) throw new Error('the server still reads batches after 20 s');
+      }
+    } finally {
+      pool.removeListener('acquire', count);
+    }
+  };
+
+  it('holds no connection while its client stalls mid-list, and none once the client goes away', async () => {
     const list = await openList(t, port);
     expect(list.first.startsWith('[{"id":1,')).toBe(true);
-    // Mid-list, the cursor's query holds a connection: what must be given back. The first rows
-    // are sent before the cursor is opened (a connection taken from the pool, then the query), so
-    // on a busy machine it may reach PostgreSQL a moment after the first chunk reaches us.
-    await eventually(listBackends, (backends) => backends.length === 1, 5_000);
-    expect(pool.totalCount - pool.idleCount).toBeGreaterThanOrEqual(1);
+    await serverWaitsOnClient();
+    // Mid-list, waiting on the client: every batch is a statement of its own, already over.
+    expect(poolIsWhole(await poolState())).toBe(true);
+    expect(await listBackends()).toEqual([]);
 
     list.req.destroy();
 
@@ -151,18 +173,41 @@ describe('streaming the order list', () => {
 
   it('cuts the connection, never ending the JSON, when the database fails mid-list', async () => {
     const list = await openList(t, port);
-    const [backend] = await eventually(listBackends, (b) => b.length === 1, 5_000);
-    await t.db.query('SELECT pg_terminate_backend($1)', [backend.pid]);
-
-    const { ended, body } = await readToEnd(list);
+    await serverWaitsOnClient();
+    // The next batch the client's reading asks for fails (42P01).
+    await t.db.query('ALTER TABLE orders RENAME TO orders_away');
+    let result: { ended: boolean; body: string };
+    try {
+      result = await readToEnd(list);
+    } finally {
+      await t.db.query('ALTER TABLE orders_away RENAME TO orders');
+    }
+    const { ended, body } = result;
 
     expect(ended).toBe(false);
     expect(body.startsWith('[{"id":1,')).toBe(true);
     expect(body.endsWith(']')).toBe(false);
     expect(isJson(body)).toBe(false);
-    // The broken connection was dropped from the pool, and the app goes on serving lists.
+    // Nothing is left held, and the app goes on serving lists.
     await eventually(poolState, poolIsWhole, 5_000);
     const next = await api(t).get('/v1/store/orders').expect(200);
     expect((next.body as unknown[]).length).toBe(ORDERS);
+  });
+
+  it("goes on, whole, when the pool's connections are lost while the client stalls mid-list", async () => {
+    const list = await openList(t, port);
+    await serverWaitsOnClient();
+    await t.db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = $1`,
+      [APPLICATION_NAME],
+    );
+
+    const { ended, body } = await readToEnd(list);
+
+    expect(ended).toBe(true);
+    const orders = JSON.parse(body) as { id: number }[];
+    expect(orders).toHaveLength(ORDERS);
+    expect(orders[ORDERS - 1].id).toBe(ORDERS);
   });
 });

@@ -91,6 +91,11 @@ export class AppConfig {
     return this.config.get('PAGE_DATABASE_BUDGET_MS', { infer: true });
   }
 
+  /** How long a streamed response waits for a client that takes none of it (HTTP_STALL_TIMEOUT_MS). */
+  get stallTimeoutMs(): number {
+    return this.config.get('HTTP_STALL_TIMEOUT_MS', { infer: true });
+  }
+
   get database(): DatabaseSettings {
     return {
       connectTimeoutMs: this.config.get('DATABASE_CONNECT_TIMEOUT_MS', { infer: true }),

@@ -186,6 +186,15 @@ export class EnvironmentVariables {
   @IsInt({ message: 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be a non-negative integer' })
   @Min(0, { message: 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be a non-negative integer' })
   HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 5000;
+
+  /**
+   * How long a streamed response (v1's list) waits for a client that takes none of it before
+   * cutting the connection: a client that keeps reading gets the whole list however long it takes.
+   */
+  @Transform(toInt)
+  @IsInt({ message: 'HTTP_STALL_TIMEOUT_MS must be an integer of at least 1000' })
+  @Min(1000, { message: 'HTTP_STALL_TIMEOUT_MS must be an integer of at least 1000' })
+  HTTP_STALL_TIMEOUT_MS: number = 30000;
 }
 
 export class InvalidEnvironmentError extends Error {
@@ -222,6 +231,7 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'HTTP_HEADERS_TIMEOUT_MS',
   'HTTP_REQUEST_TIMEOUT_MS',
   'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+  'HTTP_STALL_TIMEOUT_MS',
 ] as const satisfies readonly (keyof EnvironmentVariables)[];
 
 /** Only the service's own variables; empty strings count as unset, as in most deployment tools. */

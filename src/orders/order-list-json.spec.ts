@@ -1,57 +1,75 @@
-import { EventEmitter, once } from 'node:events';
-import type { PoolClient } from 'pg';
-import type Cursor from 'pg-cursor';
+import { once } from 'node:events';
 import type { OrderRow } from './order-json';
-import { OrderListJson } from './order-list-json';
+import { OrderListJson, OrdersAfter } from './order-list-json';
+import { LIST_BATCH_SIZE } from './orders.sql';
 
-/**
- * A pooled connection and a cursor whose reads are never answered: what pg-cursor does when the
- * connection dies between the last batch's CommandComplete and its ReadyForQuery (it ignores
- * errors once its portal is closed; seen as a hung list, and a shutdown that never ended, when
- * PostgreSQL stopped under load).
- */
-function unansweredCursor(): { client: PoolClient & EventEmitter; cursor: Cursor<OrderRow> } {
-  const client = Object.assign(new EventEmitter(), {
-    connection: { stream: { cork: () => undefined, uncork: () => undefined } },
-    release: jest.fn(),
-  });
-  const cursor = { read: () => new Promise<OrderRow[]>(() => undefined) };
-  return {
-    client: client as unknown as PoolClient & EventEmitter,
-    cursor: cursor as unknown as Cursor<OrderRow>,
+const row = (id: number): OrderRow => [String(id), '7', 1, null, false, 'pending'];
+const rows = (from: number, count: number): OrderRow[] =>
+  Array.from({ length: count }, (_, i) => row(from + i));
+
+/** Batches from a table of `total` orders (ids 1..total), recording what was asked. */
+function table(total: number): { ordersAfter: OrdersAfter; asked: string[] } {
+  const asked: string[] = [];
+  const ordersAfter: OrdersAfter = (lastId) => {
+    asked.push(lastId);
+    const from = Number(lastId) + 1;
+    return Promise.resolve(rows(from, Math.max(0, Math.min(LIST_BATCH_SIZE, total - from + 1))));
   };
+  return { ordersAfter, asked };
 }
 
-const FIRST: OrderRow[] = [['1', '7', 1, null, false, 'pending']];
+async function readAll(list: OrderListJson): Promise<string> {
+  let text = '';
+  for await (const chunk of list) text += String(chunk);
+  return text;
+}
 
 describe('OrderListJson', () => {
-  it('fails, and releases its connection as broken, when the connection ends under a read', async () => {
-    const source = unansweredCursor();
-    const list = new OrderListJson(FIRST, source);
-    const chunks: string[] = [];
-    list.on('data', (chunk: Buffer) => chunks.push(chunk.toString()));
-    await new Promise(setImmediate);
-    expect(chunks).toEqual(['[{"id":1,"petId":7,"quantity":1,"complete":false,"status":"pending"}']);
+  it('sends the first rows, then each batch after the last id sent, as one JSON array', async () => {
+    const total = 2 * LIST_BATCH_SIZE + 500;
+    const { ordersAfter, asked } = table(total);
+    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), ordersAfter);
 
-    source.client.emit('end');
+    const orders = JSON.parse(await readAll(list)) as { id: number }[];
 
-    const [error] = (await once(list, 'error')) as [Error];
-    expect(error.message).toBe('database connection lost mid-list');
-    expect(source.client.release).toHaveBeenCalledWith(error);
+    expect(orders.map((o) => o.id)).toEqual(rows(1, total).map((r) => Number(r[0])));
+    expect(asked).toEqual([String(LIST_BATCH_SIZE + 1), String(2 * LIST_BATCH_SIZE + 1)]);
   });
 
-  it('releases its connection when the client went away and the connection then ends', async () => {
-    const source = unansweredCursor();
-    const list = new OrderListJson(FIRST, source);
+  it('ends after a last batch that is exactly full, on the empty one after it', async () => {
+    const total = 2 * LIST_BATCH_SIZE + 1;
+    const { ordersAfter, asked } = table(total);
+    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), ordersAfter);
+
+    const text = await readAll(list);
+
+    expect((JSON.parse(text) as unknown[]).length).toBe(total);
+    expect(asked).toEqual([String(LIST_BATCH_SIZE + 1), String(total)]);
+  });
+
+  it('fails with the error of a batch, never closing the array', async () => {
+    const failure = new Error('canceling statement due to statement timeout');
+    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), () => Promise.reject(failure));
+    const chunks: string[] = [];
+    list.on('data', (chunk: Buffer) => chunks.push(chunk.toString()));
+
+    const [error] = (await once(list, 'error')) as [Error];
+
+    expect(error).toBe(failure);
+    expect(chunks.join('').endsWith(']')).toBe(false);
+  });
+
+  it('no longer wants a batch still waiting its turn once the list is abandoned', async () => {
+    let wanted: (() => boolean) | undefined;
+    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), (_, isWanted) => {
+      wanted = isWanted;
+      return new Promise<OrderRow[]>(() => undefined);
+    });
+    expect(wanted?.()).toBe(true);
+
     list.destroy();
-    await new Promise(setImmediate);
-    // Closing waits for the read in flight, which pg-cursor will never answer.
-    expect(source.client.release).not.toHaveBeenCalled();
-
-    source.client.emit('end');
-
     await once(list, 'close');
-    expect(source.client.release).toHaveBeenCalledTimes(1);
-    expect(source.client.release).toHaveBeenCalledWith(expect.any(Error));
+
+    expect(wanted?.()).toBe(false);
   });
 });

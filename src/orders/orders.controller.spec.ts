@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { getLoggerToken } from 'nestjs-pino';
 import request from 'supertest';
 import { ApiException } from '../common/errors/api.exception';
+import { JsonStreamSender } from '../common/http/send-json-stream';
 import { API_VERSIONING } from '../common/http/versioning';
 import { OrderErrors } from './order.errors';
 import { OrdersController } from './orders.controller';
@@ -23,6 +24,13 @@ describe('OrdersController', () => {
       controllers: [OrdersController],
       providers: [
         OrdersService,
+        {
+          provide: JsonStreamSender,
+          useValue: new JsonStreamSender({
+            stallTimeoutMs: 30_000,
+            shutdown: { timeoutMs: 25_000, drainDelayMs: 0 },
+          }),
+        },
         { provide: getLoggerToken(OrdersController.name), useValue: { error: jest.fn() } },
       ],
     })

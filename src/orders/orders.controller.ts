@@ -3,7 +3,7 @@ import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { constantHeaderSetter } from '../common/http/response-header';
-import { sendJsonStream } from '../common/http/send-json-stream';
+import { JsonStreamSender } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
 import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
@@ -20,6 +20,7 @@ const setSuccessorVersionLink = constantHeaderSetter('Link', SUCCESSOR_VERSION_L
 export class OrdersController {
   constructor(
     private readonly orders: OrdersService,
+    private readonly sender: JsonStreamSender,
     @InjectPinoLogger(OrdersController.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -49,9 +50,18 @@ export class OrdersController {
   })
   async listOrders(@Res() res: Response): Promise<void> {
     setSuccessorVersionLink(res);
-    sendJsonStream(res, await this.orders.listAsJson(), (err) =>
-      this.logger.error({ err, reqId: res.req.id }, 'order list broken off mid-stream'),
-    );
+    this.sender.send(res, await this.orders.listAsJson(), {
+      onError: (err) => {
+        this.logger.error({ err, reqId: res.req.id }, 'order list broken off mid-stream');
+      },
+      // The client's doing, not a fault of the service: one line, no stack.
+      onStall: (stalledMs) => {
+        this.logger.warn(
+          { reqId: res.req.id, stalledMs },
+          `order list cut off: the client took none of it for ${stalledMs} ms`,
+        );
+      },
+    });
   }
 
   @Delete(':orderId')

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { JsonStreamSender } from '../common/http/send-json-stream';
+import { AppConfig } from '../config/app-config';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderCursorSecret } from './order-cursor-secret';
@@ -16,6 +18,17 @@ import { OrdersService } from './orders.service';
 @Module({
   imports: [TypeOrmModule.forFeature([Order])],
   controllers: [OrdersController, OrdersV2Controller],
-  providers: [OrdersService, OrderPagesService, OrderCursorSecret, DemoOrdersSeeder],
+  providers: [
+    OrdersService,
+    OrderPagesService,
+    OrderCursorSecret,
+    DemoOrdersSeeder,
+    {
+      provide: JsonStreamSender,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) =>
+        new JsonStreamSender({ stallTimeoutMs: config.stallTimeoutMs, shutdown: config.shutdown }),
+    },
+  ],
 })
 export class OrdersModule {}

@@ -2,10 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Readable } from 'node:stream';
 import type { Pool } from 'pg';
-import Cursor from 'pg-cursor';
 import { DataSource } from 'typeorm';
 import { ApiException } from '../common/errors/api.exception';
+import { AppConfig } from '../config/app-config';
 import { pgPoolOf } from '../database/pg-pool';
+import { PoolShare } from '../database/pool-share';
 import { OrderRow } from './order-json';
 import { OrderErrors } from './order.errors';
 import {
@@ -14,7 +15,7 @@ import {
   LIST_BATCH_SIZE,
   NamedStatement,
   ORDER_STATUS,
-  ORDERS_AFTER_SQL,
+  ORDERS_AFTER,
 } from './orders.sql';
 import { OrderListJson, wholeListJson } from './order-list-json';
 import { OrderStatus } from './order-status';
@@ -26,7 +27,18 @@ import { OrderStatus } from './order-status';
  */
 @Injectable()
 export class OrdersService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /**
+   * The batches of longer lists take at most half the pool at once: lists streamed to any number
+   * of fast clients leave the other half to cancels, pages, key lookups and readiness.
+   */
+  private readonly listBatches: PoolShare;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    config: AppConfig,
+  ) {
+    this.listBatches = PoolShare.halfOf(config.database.poolSize);
+  }
 
   private get pool(): Pool {
     const pool = pgPoolOf(this.dataSource);
@@ -37,30 +49,27 @@ export class OrdersService {
   /**
    * Every order, by id, as JSON text (one array). The first batch (and one more row) comes from
    * one plain query: a list that fits is answered whole from that one round trip. A longer one is
-   * a stream: those rows, then the orders after the last of them from a server-side cursor in
-   * batches, so memory stays flat however large the table is. Each order is sent exactly once, as
-   * it was when its batch was read. Resolves once the first rows have arrived: a database that is
-   * down fails here, before any byte is sent, and gets a proper error response. Destroying the
-   * stream (a client gone) closes the cursor and frees the connection at once.
+   * a stream: those rows, then the orders after the last of them, a batch of 1,000 per query
+   * (keyset: `id > last sent`), so memory stays flat however large the table is and no connection
+   * nor transaction is held while the client reads. Each order is sent exactly once, as it was
+   * when its batch was read. Resolves once the first rows have arrived: a database that is down
+   * fails here, before any byte is sent, and gets a proper error response.
    */
   async listAsJson(): Promise<Readable | string> {
     const { rows: first } = await this.pool.query<OrderRow>({ ...FIRST_ORDERS, rowMode: 'array' });
     if (first.length <= LIST_BATCH_SIZE) return wholeListJson(first);
+    return new OrderListJson(first, (lastId, wanted) =>
+      this.listBatches.run(() => (wanted() ? this.ordersAfter(lastId) : Promise.resolve([]))),
+    );
+  }
 
-    const client = await this.pool.connect();
-    // pg-cursor writes Parse, Bind, Describe, Flush, then the first read's Execute and Flush, one
-    // by one: corked, they leave in one write and wake the database once.
-    const { stream } = client.connection;
-    stream.cork();
-    try {
-      const lastId = first[first.length - 1][0];
-      const cursor = client.query(
-        new Cursor<OrderRow>(ORDERS_AFTER_SQL, [lastId], { rowMode: 'array' }),
-      );
-      return new OrderListJson(first, { client, cursor });
-    } finally {
-      stream.uncork();
-    }
+  private async ordersAfter(lastId: string): Promise<OrderRow[]> {
+    const { rows } = await this.pool.query<OrderRow>({
+      ...ORDERS_AFTER,
+      values: [lastId],
+      rowMode: 'array',
+    });
+    return rows;
   }
 
   /** pending → cancelled; cancelled stays cancelled (DELETE is idempotent); shipped → 409. */

@@ -31,8 +31,15 @@ export const FIRST_ORDERS_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY id
 
 export const FIRST_ORDERS: NamedStatement = { name: 'orders.first', text: FIRST_ORDERS_SQL };
 
-/** The rest of a longer list: the orders after id `$1`, read through a cursor in batches. */
-export const ORDERS_AFTER_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 ORDER BY id`;
+/**
+ * A batch of the rest of a longer list: the orders after id `$1`, an index range scan from there.
+ * Each batch is one statement of its own, on whatever pooled connection is free: a list holds no
+ * connection, and no transaction, while its client reads, and the statement timeout bounds each
+ * batch, not the whole list.
+ */
+export const ORDERS_AFTER_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 ORDER BY id LIMIT ${LIST_BATCH_SIZE}`;
+
+export const ORDERS_AFTER: NamedStatement = { name: 'orders.after', text: ORDERS_AFTER_SQL };
 
 /**
  * The transition is this one conditional UPDATE: only a pending row becomes cancelled, under the

@@ -1,38 +1,152 @@
+import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Readable } from 'node:stream';
 import { flushCompressed } from './compression';
 
+export interface JsonStreamSettings {
+  /** How long a client may take none of a response before it is cut (`HTTP_STALL_TIMEOUT_MS`). */
+  stallTimeoutMs: number;
+  /** The shutdown's deadline and drain delay (`SHUTDOWN_TIMEOUT_MS`, `SHUTDOWN_DRAIN_DELAY_MS`). */
+  shutdown: { timeoutMs: number; drainDelayMs: number };
+}
+
+/** What the sender reports about a streamed body after its first byte; the connection is cut. */
+export interface JsonStreamEvents {
+  /** The body failed. */
+  onError(error: Error): void;
+  /** The client took none of the response for `stalledMs`. */
+  onStall(stalledMs: number): void;
+}
+
 /**
- * Sends a JSON body that is either whole (a string: one write, with a Content-Length) or a stream
+ * Cuts a response whose client has taken none of it for the stall limit. It runs only while the
+ * response waits on the client (what was written has not all reached the kernel), never while the
+ * body waits for the database; each piece the client takes starts it afresh.
+ */
+class StallWatch {
+  private timer: NodeJS.Timeout | undefined;
+  private since = 0;
+  /** The response is over: nothing to wait for any more. */
+  private over = false;
+
+  constructor(
+    private readonly sender: JsonStreamSender,
+    private readonly cut: (stalledMs: number) => void,
+  ) {}
+
+  /** The response waits on the client from now, unless it already did. */
+  start(): void {
+    if (this.timer || this.over) return;
+    this.since = performance.now();
+    this.arm(this.sender.stallLimitMs);
+    this.sender.watches.add(this);
+  }
+
+  stop(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sender.watches.delete(this);
+  }
+
+  end(): void {
+    this.over = true;
+    this.stop();
+  }
+
+  /** Counts the limit, which may have become shorter, from the same start. */
+  rearm(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.arm(this.sender.stallLimitMs - (performance.now() - this.since));
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(
+      () => {
+        this.end();
+        this.cut(Math.round(performance.now() - this.since));
+      },
+      Math.max(0, ms),
+    );
+  }
+}
+
+/**
+ * Sends JSON bodies that are either whole (a string: one write, with a Content-Length) or a stream
  * of JSON text, with back-pressure. If the client goes away, the stream is destroyed (releasing
  * whatever it holds); if it fails after the first byte, the connection is cut without the final
  * chunk, so no client can take a truncated body for a complete one.
  *
- * Compressed (see `compressResponses`), each chunk (a batch of the cursor) is flushed out of the
+ * A client that keeps reading gets the whole body however long it takes; one that takes none of
+ * it for `HTTP_STALL_TIMEOUT_MS` is cut off, and the stream destroyed. Once the application shuts
+ * down, that limit drops to half of what is left of the shutdown's deadline, so stalled clients
+ * never hold a shutdown past it while clients that read still get their lists whole.
+ *
+ * Compressed (see `compressResponses`), each chunk (a batch of the list) is flushed out of the
  * compressor as soon as it is written, so the first orders leave at once, not when the
  * compressor's buffer fills.
  *
- * `pipe()` with these two handlers rather than `stream.pipeline()`, which allocates an
- * AbortController (and a DOMException when it settles) per response: about twice the cost.
+ * The stream is piped by hand, pausing it when the response says to wait and resuming it on
+ * `drain`: those are the moments the response waits on the client. (`stream.pipeline()` would
+ * also allocate an AbortController, and a DOMException when it settles, per response.)
+ *
+ * A provider of the feature that streams (its module builds it from the configuration), so that
+ * Nest calls its shutdown hook.
  */
-export function sendJsonStream(
-  res: Response,
-  body: Readable | string,
-  onError: (error: Error) => void,
-): void {
-  res.status(200).type('application/json');
-  if (typeof body === 'string') {
-    res.end(body);
-    return;
+export class JsonStreamSender implements BeforeApplicationShutdown {
+  /** The current stall limit. */
+  stallLimitMs: number;
+  /** The watches of responses now waiting on their clients. */
+  readonly watches = new Set<StallWatch>();
+  private readonly shutdownStallLimitMs: number;
+
+  constructor(settings: JsonStreamSettings) {
+    this.stallLimitMs = settings.stallTimeoutMs;
+    const { timeoutMs, drainDelayMs } = settings.shutdown;
+    // app.close() (and so this hook) comes after the drain delay: half of what is left.
+    this.shutdownStallLimitMs = Math.max(1000, Math.floor((timeoutMs - drainDelayMs) / 2));
   }
-  body.once('error', (error) => {
-    onError(error);
-    res.destroy();
-  });
-  res.once('close', () => {
-    if (!res.writableFinished) body.destroy();
-  });
-  body.pipe(res);
-  // After pipe's own 'data' listener: the chunk has been written when this one runs.
-  body.on('data', () => flushCompressed(res));
+
+  send(res: Response, body: Readable | string, events: JsonStreamEvents): void {
+    res.status(200).type('application/json');
+    if (typeof body === 'string') {
+      res.end(body);
+      return;
+    }
+    const watch = new StallWatch(this, (stalledMs) => {
+      events.onStall(stalledMs);
+      res.destroy();
+    });
+    body.on('data', (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        body.pause();
+        watch.start();
+      }
+      flushCompressed(res);
+    });
+    res.on('drain', () => {
+      watch.stop();
+      body.resume();
+    });
+    body.once('end', () => {
+      res.end();
+      // What is left is in the response's buffers: the client still has to take it.
+      if (!res.writableFinished) watch.start();
+    });
+    body.once('error', (error) => {
+      watch.end();
+      events.onError(error);
+      res.destroy();
+    });
+    res.once('close', () => {
+      watch.end();
+      if (!res.writableFinished) body.destroy();
+    });
+  }
+
+  beforeApplicationShutdown(): void {
+    this.stallLimitMs = Math.min(this.stallLimitMs, this.shutdownStallLimitMs);
+    for (const watch of this.watches) watch.rearm();
+  }
 }

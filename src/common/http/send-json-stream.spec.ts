@@ -1,0 +1,89 @@
+import type { Response } from 'express';
+import { once } from 'node:events';
+import { Readable, Writable } from 'node:stream';
+import { JsonStreamSender } from './send-json-stream';
+
+/**
+ * A response whose client takes each write after `takeMs`, or never (`undefined`): a Writable
+ * with a small buffer, so that writes wait on it as a socket's would.
+ */
+function responseTo(takeMs: number | undefined): Response & { text: () => string } {
+  const taken: Buffer[] = [];
+  const res = new Writable({
+    highWaterMark: 16,
+    write(chunk: Buffer, _encoding, callback) {
+      if (takeMs === undefined) return;
+      setTimeout(() => {
+        taken.push(chunk);
+        callback();
+      }, takeMs);
+    },
+  });
+  return Object.assign(res, {
+    status: () => res,
+    type: () => res,
+    text: () => Buffer.concat(taken).toString(),
+  }) as unknown as Response & { text: () => string };
+}
+
+/**
+ * A JSON array of `chunks` strings, a chunk each, every chunk larger than the response's buffer
+ * (as a batch of the list is larger than a socket's): each write waits on the client.
+ */
+const body = (chunks: number): Readable =>
+  Readable.from(
+    Array.from({ length: chunks }, (_, i) => `${i === 0 ? '[' : ','}"${'x'.repeat(20)}"`).concat(
+      ']',
+    ),
+  );
+
+const settings = (stallTimeoutMs: number, timeoutMs = 25_000) => ({
+  stallTimeoutMs,
+  shutdown: { timeoutMs, drainDelayMs: 0 },
+});
+
+describe('JsonStreamSender', () => {
+  it('cuts a client that takes nothing for the stall limit, once, and destroys the body', async () => {
+    const sender = new JsonStreamSender(settings(100));
+    const res = responseTo(undefined);
+    const stream = body(100);
+    const onStall = jest.fn();
+
+    sender.send(res, stream, { onError: jest.fn(), onStall });
+    await once(res, 'close');
+
+    expect(onStall).toHaveBeenCalledTimes(1);
+    // Timers may fire up to a millisecond early by the clock they are measured with.
+    expect(onStall.mock.calls[0][0]).toBeGreaterThanOrEqual(99);
+    expect(stream.destroyed).toBe(true);
+    expect(sender.watches.size).toBe(0);
+  });
+
+  it('gives a client that keeps taking the whole body, however much longer than the limit that is', async () => {
+    const sender = new JsonStreamSender(settings(100));
+    const res = responseTo(20);
+    const onStall = jest.fn();
+
+    sender.send(res, body(30), { onError: jest.fn(), onStall });
+    await once(res, 'finish');
+
+    expect(onStall).not.toHaveBeenCalled();
+    expect(JSON.parse(res.text())).toHaveLength(30);
+    expect(sender.watches.size).toBe(0);
+  });
+
+  it('once shutting down, cuts a stalled client at half of what is left of the deadline', async () => {
+    const sender = new JsonStreamSender(settings(600_000, 2_000));
+    const res = responseTo(undefined);
+    const onStall = jest.fn();
+    sender.send(res, body(100), { onError: jest.fn(), onStall });
+    await new Promise(setImmediate);
+    expect(sender.watches.size).toBe(1);
+
+    sender.beforeApplicationShutdown();
+    await once(res, 'close');
+
+    expect(onStall).toHaveBeenCalledTimes(1);
+    expect(onStall.mock.calls[0][0]).toBeLessThan(600_000);
+  });
+});
