@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderCursorSecret } from './order-cursor-secret';
+import { OrderPagePool } from './order-page-pool';
 import { OrderPagesService } from './order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './orders-v2.controller';
@@ -16,6 +17,6 @@ import { OrdersService } from './orders.service';
 @Module({
   imports: [TypeOrmModule.forFeature([Order])],
   controllers: [OrdersController, OrdersV2Controller],
-  providers: [OrdersService, OrderPagesService, OrderCursorSecret, DemoOrdersSeeder],
+  providers: [OrdersService, OrderPagesService, OrderPagePool, OrderCursorSecret, DemoOrdersSeeder],
 })
 export class OrdersModule {}
