@@ -96,6 +96,11 @@ export class AppConfig {
     return this.config.get('HTTP_STALL_TIMEOUT_MS', { infer: true });
   }
 
+  /** Connections per instance for v2's pages (OrderPagePool). */
+  get pagePoolSize(): number {
+    return this.config.get('PAGE_POOL_SIZE', { infer: true });
+  }
+
   get database(): DatabaseSettings {
     return {
       connectTimeoutMs: this.config.get('DATABASE_CONNECT_TIMEOUT_MS', { infer: true }),

@@ -139,6 +139,13 @@ export class EnvironmentVariables {
   @Max(200, { message: 'DATABASE_POOL_SIZE must be an integer between 1 and 200' })
   DATABASE_POOL_SIZE: number = 10;
 
+  /** Connections per instance for v2's pages, apart from the pool of DATABASE_POOL_SIZE. */
+  @Transform(toInt)
+  @IsInt({ message: 'PAGE_POOL_SIZE must be an integer between 1 and 200' })
+  @Min(1, { message: 'PAGE_POOL_SIZE must be an integer between 1 and 200' })
+  @Max(200, { message: 'PAGE_POOL_SIZE must be an integer between 1 and 200' })
+  PAGE_POOL_SIZE: number = 5;
+
   /** Where the embedded PostgreSQL keeps its data when DATABASE_URL is not set. */
   @IsString()
   EMBEDDED_DATABASE_DIR: string = './.data';
@@ -223,6 +230,7 @@ export const ENVIRONMENT_VARIABLE_NAMES = [
   'DATABASE_CONNECT_TIMEOUT_MS',
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'DATABASE_POOL_SIZE',
+  'PAGE_POOL_SIZE',
   'EMBEDDED_DATABASE_DIR',
   'EMBEDDED_DATABASE_PORT',
   'METRICS_PORT',

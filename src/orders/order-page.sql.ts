@@ -26,17 +26,21 @@ export const SCAN_FACTOR = 4;
 export const scanLimitOf = (limit: number): number => SCAN_FACTOR * (limit + 1);
 
 /**
- * The planner settings of a page's transaction. The statement already names the one index its
- * scan can use (the conditions in its WHERE); these keep the planner from reading that index any
- * other way than in order, with a LIMIT: no bitmap scan and sort of what a condition matches
- * (unbounded: a pet's every undated order), no sequential scan. And the generic plan from the
- * first execution on: it is the same range scan (the EXPLAIN test checks both kinds of plan for
- * every shape), planned once per connection instead of for each of a statement's first five
- * executions, and no switch to another plan after them can happen.
+ * The planner settings of a page. The statement already names the one index its scan can use
+ * (the conditions in its WHERE); these keep the planner from reading that index any other way
+ * than in order, with a LIMIT: no bitmap scan and sort of what a condition matches (unbounded: a
+ * pet's every undated order), no sequential scan. And the generic plan from the first execution
+ * on: it is the same range scan (the EXPLAIN test checks both kinds of plan for every shape),
+ * planned once per connection instead of for each of a statement's first five executions, and no
+ * switch to another plan after them can happen. Set on the pages' own connections when they open
+ * (OrderPagePool), so a page costs no statement but its own.
  */
-export const PAGE_PLANNER_SETTINGS =
-  'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; ' +
-  'SET LOCAL enable_sort = off; SET LOCAL plan_cache_mode = force_generic_plan';
+export const PAGE_PLANNER_SETTINGS: Readonly<Record<string, string>> = {
+  enable_seqscan: 'off',
+  enable_bitmapscan: 'off',
+  enable_sort: 'off',
+  plan_cache_mode: 'force_generic_plan',
+};
 
 /**
  * The one statement of a page, sent by name (see `NamedStatement`); its last two parameters are

@@ -1,21 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import type { Pool, PoolClient } from 'pg';
-import { DataSource } from 'typeorm';
+import type { PoolClient } from 'pg';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
 import { AppConfig } from '../config/app-config';
-import { pgPoolOf } from '../database/pg-pool';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import { OrderCursorSecret } from './order-cursor-secret';
 import type { OrderPage } from './order-page';
+import { OrderPagePool } from './order-page-pool';
 import type { OrderFilter, OrderPageQuery, OrderSort } from './order-page-query';
 import {
   type OrderPageRow,
   type OrderScanRow,
   orderPageStatement,
-  PAGE_PLANNER_SETTINGS,
   scanLimitOf,
 } from './order-page.sql';
 
@@ -34,18 +31,12 @@ export class OrderPagesService {
   private readonly budgetMs: number;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly pages: OrderPagePool,
     private readonly secret: OrderCursorSecret,
     config: AppConfig,
     @InjectPinoLogger(OrderPagesService.name) private readonly logger: PinoLogger,
   ) {
     this.budgetMs = config.pageDatabaseBudgetMs;
-  }
-
-  private get pool(): Pool {
-    const pool = pgPoolOf(this.dataSource);
-    if (!pool) throw new Error('The DataSource is not initialised');
-    return pool;
   }
 
   /**
@@ -96,11 +87,11 @@ export class OrderPagesService {
   }
 
   /**
-   * Runs `work` on a pooled connection within the page's database budget, all of it: the wait for
-   * a connection, then the statement, under a statement timeout of what remains, set for its
-   * transaction only (the pool's other users keep theirs). An overrun is answered 503 with
-   * Retry-After and logged once, naming the route and the page's shape; the connection goes
-   * back to the pool either way, its statement cancelled by PostgreSQL.
+   * Runs `work` on a connection of the pages' pool within the page's database budget, all of it:
+   * the wait for a connection, then the statement, under its connection's statement timeout (the
+   * rest of the budget, see OrderPagePool). An overrun is answered 503 with Retry-After and logged
+   * once, naming the route and the page's shape; the connection goes back to the pool either way,
+   * its statement cancelled by PostgreSQL, and is closed instead if it failed otherwise.
    */
   private async withinBudget<T>(
     filter: OrderFilter,
@@ -124,53 +115,17 @@ export class OrderPagesService {
       });
     };
 
-    const client = await this.connectWithin(this.budgetMs);
+    const client = await this.pages.connect();
     if (client === undefined) throw overBudget();
-    let broken: unknown;
+    let broken: Error | undefined;
     try {
-      const remainingMs = Math.floor(this.budgetMs - (performance.now() - started));
-      if (remainingMs < 1) throw overBudget();
-      await client.query(
-        `BEGIN READ ONLY; SET LOCAL statement_timeout = ${remainingMs}; ${PAGE_PLANNER_SETTINGS}`,
-      );
-      try {
-        return await work(client);
-      } catch (error) {
-        if ((error as { code?: unknown }).code === QUERY_CANCELED) throw overBudget();
-        throw error;
-      } finally {
-        await client.query('ROLLBACK');
-      }
+      return await work(client);
     } catch (error) {
-      // A connection whose state is unknown (a failed BEGIN or ROLLBACK) is closed, not reused.
-      if (!(error instanceof ApiException)) broken = error;
+      if ((error as { code?: unknown }).code === QUERY_CANCELED) throw overBudget();
+      if (error instanceof Error) broken = error;
       throw error;
     } finally {
-      client.release(broken instanceof Error ? broken : undefined);
-    }
-  }
-
-  /**
-   * A pooled connection within `ms`, or undefined: one that comes later is given back at once.
-   * (pg's own connection timeout is the longer bound of every other request.)
-   */
-  private async connectWithin(ms: number): Promise<PoolClient | undefined> {
-    const connecting = this.pool.connect();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), ms);
-    });
-    try {
-      const client = await Promise.race([connecting, late]);
-      if (client === undefined) {
-        connecting.then(
-          (c) => c.release(),
-          () => undefined,
-        );
-      }
-      return client;
-    } finally {
-      clearTimeout(timer);
+      client.release(broken);
     }
   }
 }

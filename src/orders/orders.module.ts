@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderCursorSecret } from './order-cursor-secret';
+import { OrderPagePool } from './order-page-pool';
 import { OrderPagesService } from './order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './orders-v2.controller';
@@ -21,6 +22,7 @@ import { OrdersService } from './orders.service';
   providers: [
     OrdersService,
     OrderPagesService,
+    OrderPagePool,
     OrderCursorSecret,
     DemoOrdersSeeder,
     {

@@ -82,8 +82,11 @@ export async function explainPage(
   const { filter, sort } = parseOrderPageQuery(query);
   const { text, values } = orderPageStatement(filter, sort, after);
   const all = [...values, scanLimitOf(limit), limit + 1];
-  // In the page's transaction, with its settings, as the service runs it.
-  await db.query(`BEGIN READ ONLY; ${PAGE_PLANNER_SETTINGS}`);
+  // Read-only, with the settings of the pages' connections, as the service runs it.
+  const settings = Object.entries(PAGE_PLANNER_SETTINGS).map(
+    ([name, value]) => `SET LOCAL ${name} = ${value}`,
+  );
+  await db.query(`BEGIN READ ONLY; ${settings.join('; ')}`);
   await db.query(
     `SET LOCAL plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`,
   );

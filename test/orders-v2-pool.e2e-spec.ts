@@ -1,0 +1,84 @@
+import { APPLICATION_NAME } from '../src/database/data-source-options';
+import { OrderPagePool } from '../src/orders/order-page-pool';
+import { api } from './support/client';
+import { insertOrders } from './support/orders';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * v2's pages run on connections of their own that carry a page's settings from their start, so
+ * that a page is one statement: read-only, the planner settings, and the budget's statement
+ * timeout (PAGE_DATABASE_BUDGET_MS less a quarter for the wait for a connection).
+ */
+describe("the connections of v2's pages", () => {
+  let t: TestApp;
+  let pages: OrderPagePool;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { PAGE_DATABASE_BUDGET_MS: '400', PAGE_POOL_SIZE: '1' } });
+    pages = t.app.get(OrderPagePool);
+    await insertOrders(t.db, [{ petId: '1' }, { petId: '2' }, { petId: '3' }]);
+  });
+  afterAll(async () => {
+    if (!pages.pool.ended) await t.close();
+  });
+
+  it('carry the settings of a page from their start', async () => {
+    const client = await pages.connect();
+    if (client === undefined) throw new Error('no connection');
+    try {
+      const { rows } = await client.query<Record<string, string>>(
+        `SELECT current_setting('transaction_read_only') AS read_only,
+                current_setting('statement_timeout') AS statement_timeout,
+                current_setting('enable_seqscan') AS seqscan,
+                current_setting('enable_bitmapscan') AS bitmapscan,
+                current_setting('enable_sort') AS sort,
+                current_setting('plan_cache_mode') AS plan_cache_mode`,
+      );
+      expect(rows[0]).toEqual({
+        read_only: 'on',
+        statement_timeout: '300ms',
+        seqscan: 'off',
+        bitmapscan: 'off',
+        sort: 'off',
+        plan_cache_mode: 'force_generic_plan',
+      });
+    } finally {
+      client.release();
+    }
+  });
+
+  it('run a page as its statement alone, and stay out of any transaction', async () => {
+    const res = await api(t).get('/v2/store/orders?limit=2&sort=-id').expect(200);
+    expect((res.body as { data: unknown[] }).data).toHaveLength(2);
+    const { rows } = await t.db.query<{ state: string; query: string }>(
+      `SELECT state, query FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()`,
+      [APPLICATION_NAME],
+    );
+    // The page's connection last ran the page's statement: no BEGIN, SET or ROLLBACK around it.
+    expect(rows).toContainEqual({
+      state: 'idle',
+      query: expect.stringMatching(/^SELECT id, pet_id, quantity, to_char/) as unknown,
+    });
+    expect(rows.filter((row) => row.state !== 'idle' && row.state !== 'active')).toEqual([]);
+  });
+
+  it('are waited for no longer than the budget allows, and one that comes late is kept', async () => {
+    const held = await pages.connect();
+    if (held === undefined) throw new Error('no connection');
+    try {
+      expect(await pages.connect()).toBeUndefined();
+    } finally {
+      held.release();
+    }
+    // The late connection went back to the pool: the next page gets it.
+    await api(t).get('/v2/store/orders?limit=2').expect(200);
+    expect(pages.pool.totalCount).toBe(1);
+  });
+
+  it('are closed with the application', async () => {
+    await t.close();
+    expect(pages.pool.ended).toBe(true);
+    expect(pages.pool.totalCount).toBe(0);
+  });
+});
