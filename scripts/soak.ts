@@ -12,6 +12,7 @@
 import 'reflect-metadata';
 import autocannon from 'autocannon';
 import { runBounded } from '../test/support/bounded-run';
+import { RECONNECT_RATE } from '../test/stack/load';
 import { buildImages, INSTANCES, LB, log, Stack } from '../test/stack/stack';
 
 const minutesArg = process.argv.indexOf('--minutes');
@@ -78,7 +79,14 @@ async function main(): Promise<boolean> {
   await buildImages();
   const { load } = await stack.start(ORDERS);
   const free = await stack.issueKey('free');
-  const base = { url: LB, headers: load, connections: CONNECTIONS, requests: mix(), timeout: 10 };
+  const base = {
+    url: LB,
+    headers: load,
+    connections: CONNECTIONS,
+    requests: mix(),
+    timeout: 10,
+    reconnectRate: RECONNECT_RATE,
+  };
 
   log('measuring capacity: 20 s of the mix as fast as it is answered');
   const capacity = await run({ ...base, duration: 20 });

@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'pg';
 import { parse } from 'yaml';
 import { displayPrefix, generateApiKey, hashApiKey } from '../../src/auth/api-key';
+import { withClient } from '../setup/clusters';
 import { httpRequest } from '../support/http';
 
 export const ROOT = join(__dirname, '../..');
@@ -172,17 +172,10 @@ export class Stack {
       flag,
       `${interpolate(line, this.secrets)} --bind ${ADDRESS.redis}`,
     );
-    await until('PostgreSQL accepts store_migrate', 60_000, async () => {
-      const client = new Client({ connectionString: this.migrateUrl });
-      try {
-        await client.connect();
-        return true;
-      } catch {
-        return false;
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    });
+    // The entrypoint's first server listens on its socket only: a TCP answer is the real one.
+    await until('PostgreSQL accepts store_migrate', 60_000, () =>
+      withClient(this.migrateUrl, () => Promise.resolve(true)).catch(() => false),
+    );
   }
 
   /** The compose `migrate` service: the image's migration command, as store_migrate. */
@@ -329,16 +322,6 @@ export class Stack {
 
   async stop(): Promise<void> {
     await Stack.removeAll();
-  }
-}
-
-export async function withClient<T>(url: string, use: (c: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
   }
 }
 
