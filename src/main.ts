@@ -1,6 +1,7 @@
 // First: tracing must be started before Nest, Express, pg and ioredis are loaded.
 import { stopTracing } from './tracing/tracing';
 import 'reflect-metadata';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -79,7 +80,14 @@ async function bootstrap(): Promise<void> {
     exit(1);
   });
 
-  const { drainDelayMs, timeoutMs } = app.get(AppConfig).shutdown;
+  const config = app.get(AppConfig);
+  if (config.trustProxy === 'true') {
+    logger.warn(
+      'TRUST_PROXY=true trusts every X-Forwarded-For hop: any client chooses the address its anonymous limits and bans count against. Set the hop count (1 behind one proxy) or the proxies\' addresses',
+      'Bootstrap',
+    );
+  }
+  const { drainDelayMs, timeoutMs } = config.shutdown;
   let stopping = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return;
@@ -91,6 +99,13 @@ async function bootstrap(): Promise<void> {
     }, timeoutMs);
     logger.log(`${signal}: shutting down, readiness is now 503`, 'Shutdown');
     app.get(ShutdownState).begin();
+    // A proxy's keep-alive connections would carry new requests until the deadline: from now on
+    // every response closes its connection, so the proxy opens its next one to another instance.
+    app
+      .getHttpServer()
+      .prependListener('request', (_req: unknown, res: ServerResponse) =>
+        res.setHeader('Connection', 'close'),
+      );
     if (drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
     logger.log('Closing the listener, draining in-flight requests', 'Shutdown');
     try {

@@ -38,10 +38,16 @@ const compose = parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf
 const dockerfile = readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8');
 const nginx = readFileSync(join(ROOT, 'docker/nginx.conf'), 'utf8');
 
-/** Compose's `${NAME:-default}` interpolation, with nothing set in the environment. */
+/**
+ * Compose's interpolation with nothing set in the environment but the variables it requires
+ * (`${NAME:?message}`, the passwords): `${NAME:-default}` gives its default, those a made-up value.
+ */
 function interpolate(env: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(env).map(([k, v]) => [k, v.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]),
+    Object.entries(env).map(([k, v]) => [
+      k,
+      v.replace(/\$\{\w+:-([^}]*)\}/g, '$1').replace(/\$\{\w+:\?[^}]*\}/g, 'set-by-the-operator'),
+    ]),
   );
 }
 
@@ -113,9 +119,11 @@ describe('docker files', () => {
     expect(compose.services.prometheus.volumes).toContain('./prometheus:/etc/prometheus:ro');
   });
 
-  it('provisions Grafana with the Prometheus datasource and the dashboard, on a published port, its password from the environment', () => {
+  it('provisions Grafana with the Prometheus datasource and the dashboard, on a port of this host, its password from the environment', () => {
     const grafana = compose.services.grafana;
-    expect(grafana.ports).toEqual([expect.stringMatching(/^\$\{GRAFANA_PORT:-\d+\}:3000$/)]);
+    expect(grafana.ports).toEqual([
+      expect.stringMatching(/^127\.0\.0\.1:\$\{GRAFANA_PORT:-\d+\}:3000$/),
+    ]);
     expect(grafana.environment?.GF_SECURITY_ADMIN_USER).toBe('${GRAFANA_ADMIN_USER:-admin}');
     // No default: compose refuses to start without it.
     expect(grafana.environment?.GF_SECURITY_ADMIN_PASSWORD).toMatch(

@@ -23,6 +23,11 @@ export class AppConfig {
     return this.config.get('PORT', { infer: true });
   }
 
+  /** The address the API and metrics listeners bind; undefined: every interface. */
+  get host(): string | undefined {
+    return this.config.get('HOST', { infer: true });
+  }
+
   get redisUrl(): string | undefined {
     return this.config.get('REDIS_URL', { infer: true });
   }

@@ -8,7 +8,7 @@ import { MetricsService } from './metrics.service';
 /**
  * Serves `GET /metrics` on its own port (METRICS_PORT), never on the API's: scrapers reach it on
  * the internal network, while the load balancer publishes only the API port. Without
- * METRICS_PORT nothing listens.
+ * METRICS_PORT nothing listens. It binds HOST's address, as the API does.
  */
 @Injectable()
 export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -28,16 +28,21 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationBootstrap(): Promise<void> {
     const port = this.config.metricsPort;
     if (port === undefined) return;
+    // On HOST's address like the API (undefined: every interface), never wider than it.
+    const host = this.config.host;
     const server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, () => {
+      server.listen(port, host, () => {
         server.off('error', reject);
         resolve();
       });
     });
     this.server = server;
-    this.logger.info(`Prometheus metrics on port ${this.port ?? port} at /metrics`);
+    this.logger.info(
+      { address: host ?? '*' },
+      `Prometheus metrics on port ${this.port ?? port} at /metrics`,
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

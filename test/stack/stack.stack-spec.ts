@@ -1,0 +1,287 @@
+/**
+ * `npm run test:stack`: the production stack run for real (docs/deploying.md, "The stack test").
+ * Builds the images as needed, starts PostgreSQL, Redis, the migration, two
+ * instances, nginx and Prometheus from the repository's files (test/stack/stack.ts), then checks,
+ * through nginx as clients see it: one limit per key across both instances, the anonymous limit on
+ * the real client address, zero failed requests across a `docker stop` and a rolling restart under
+ * load, a `docker kill` costing only requests in flight, a Redis outage answered as documented,
+ * Prometheus scraping both instances and firing its alert for the killed one, and the
+ * 1,000,000-order list streaming from its first byte within a second. Figures are printed.
+ * Every container is removed at the end, failed or not.
+ */
+import { request } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { httpRequest } from '../support/http';
+import { describeLoad, loadDuring } from './load';
+import {
+  ADDRESS,
+  buildImages,
+  docker,
+  INSTANCES,
+  Keys,
+  LB,
+  log,
+  PROMETHEUS,
+  ROOT,
+  sleep,
+  Stack,
+  until,
+} from './stack';
+
+const ORDERS = 1_000_000;
+/** A light request of the API: one index range scan. */
+const PAGE = `${LB}/v2/store/orders?limit=20&status=pending`;
+
+const stack = new Stack();
+let keys: Keys;
+let killedAt = 0;
+
+/** One GET on a fresh connection from `localAddress` (a loopback address of the client's). */
+function getFrom(
+  localAddress: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${LB}${path}`, { localAddress, headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Each instance's count of 200s on the v2 list, from its own metrics. */
+async function servedBy(): Promise<number[]> {
+  return Promise.all(
+    INSTANCES.map(async (name) => {
+      const { body } = await httpRequest(`http://${ADDRESS[name]}:9464/metrics`);
+      return body
+        .split('\n')
+        .filter(
+          (l) => l.startsWith('http_requests_total{') && l.includes('route="/v2/store/orders"'),
+        )
+        .filter((l) => l.includes('status="200"'))
+        .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+    }),
+  );
+}
+
+async function prometheus<T>(path: string): Promise<T> {
+  const res = await httpRequest(`${PROMETHEUS}${path}`, { timeoutMs: 5_000 });
+  return (JSON.parse(res.body) as { data: T }).data;
+}
+
+type Sample = { metric: Record<string, string>; value: [number, string] };
+type Alert = { labels: Record<string, string>; state: string };
+
+beforeAll(async () => {
+  const started = Date.now();
+  await buildImages();
+  log(`images ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const up = Date.now();
+  keys = await stack.start(ORDERS);
+  log(`stack up with ${ORDERS} orders in ${((Date.now() - up) / 1000).toFixed(0)} s`);
+}, 900_000);
+
+afterAll(async () => {
+  await stack.stop();
+});
+
+it('Prometheus scrapes both instances (up == 1) and has loaded every alert rule', async () => {
+  const waited = await until('up == 1 for app1 and app2', 90_000, async () => {
+    const up = await prometheus<{ result: Sample[] }>('/api/v1/query?query=up').catch(() => ({
+      result: [] as Sample[],
+    }));
+    const ones = up.result.filter((s) => s.value[1] === '1').map((s) => s.metric.instance);
+    return ones.includes('app1:9464') && ones.includes('app2:9464');
+  });
+  const rules = parse(readFileSync(join(ROOT, 'docker/prometheus/alerts.yml'), 'utf8')) as {
+    groups: { rules: { alert: string }[] }[];
+  };
+  const loaded = await prometheus<{ groups: { rules: { name: string }[] }[] }>('/api/v1/rules');
+  expect(loaded.groups.flatMap((g) => g.rules.map((r) => r.name)).sort()).toEqual(
+    rules.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort(),
+  );
+  log(`prometheus: up == 1 for app1:9464 and app2:9464 after ${waited} ms; rules loaded`);
+}, 120_000);
+
+it('enforces one limit per key across both instances: a free key gets exactly 60, then 429', async () => {
+  const free = await stack.issueKey('free');
+  const before = await servedBy();
+  const statuses: number[] = [];
+  for (let i = 0; i < 70; i++)
+    statuses.push(await getFrom('127.0.0.1', '/v2/store/orders?limit=1', free));
+  const after = await servedBy();
+  const served = after.map((n, i) => n - before[i]);
+  log(
+    `free key: 70 requests through nginx: ${statuses.filter((s) => s === 200).length} × 200, ` +
+      `${statuses.filter((s) => s === 429).length} × 429; 200s served by app1 ${served[0]}, app2 ${served[1]}`,
+  );
+  expect(statuses).toEqual([...Array<number>(60).fill(200), ...Array<number>(10).fill(429)]);
+  // Both instances answered: the limit is one across them, not one each.
+  expect(served[0]).toBeGreaterThan(0);
+  expect(served[1]).toBeGreaterThan(0);
+  expect(served[0] + served[1]).toBe(60);
+});
+
+it('limits anonymous clients by their real address: their own X-Forwarded-For cannot move it', async () => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 70; i++) {
+    // A new made-up address on every request: were it believed, no limit would ever bind.
+    statuses.push(
+      await getFrom('127.0.0.2', '/v1/store/orders', { 'X-Forwarded-For': `203.0.113.${i + 1}` }),
+    );
+  }
+  const other = await getFrom('127.0.0.3', '/v1/store/orders');
+  log(
+    `anonymous from 127.0.0.2 with forged X-Forwarded-For: ${statuses.filter((s) => s === 401).length} × 401, ` +
+      `${statuses.filter((s) => s === 429).length} × 429; then 127.0.0.3: ${other}`,
+  );
+  expect(statuses).toEqual([...Array<number>(60).fill(401), ...Array<number>(10).fill(429)]);
+  expect(other).toBe(401);
+});
+
+it('`docker stop` of one instance under load through nginx: zero failed requests', async () => {
+  let stopMs = 0;
+  const result = await loadDuring({ url: PAGE, headers: keys.load }, async () => {
+    const t = Date.now();
+    await docker('stop', stack.container('app1'));
+    stopMs = Date.now() - t;
+    await docker('start', stack.container('app1'));
+    await stack.waitInRotation('app1');
+  });
+  log(`docker stop app1 (took ${stopMs} ms) and start, under load: ${describeLoad(result)}`);
+  expect(result.requests).toBeGreaterThan(0);
+  expect(result.failed).toBe(0);
+}, 120_000);
+
+it('a rolling restart of both instances, one at a time, under load: zero failed requests', async () => {
+  const result = await loadDuring({ url: PAGE, headers: keys.load }, async () => {
+    for (const name of INSTANCES) await stack.restart(name);
+  });
+  log(`rolling restart app1 then app2, under load: ${describeLoad(result)}`);
+  expect(result.requests).toBeGreaterThan(0);
+  expect(result.failed).toBe(0);
+}, 180_000);
+
+it('`docker kill` of one instance: nginx moves to the other, only requests in flight fail', async () => {
+  const connections = 8;
+  const result = await loadDuring(
+    { url: PAGE, headers: keys.load, connections },
+    async () => {
+      await docker('kill', stack.container('app1'));
+      killedAt = Date.now();
+    },
+    5_000,
+  );
+  log(
+    `docker kill app1 under load (${connections} connections): failed ${result.failed} ` +
+      `(at most the ${connections} in flight); ${describeLoad(result)}`,
+  );
+  expect(result.requests).toBeGreaterThan(0);
+  expect(result.failed).toBeLessThanOrEqual(connections);
+  expect(result.timeouts).toBe(0);
+}, 60_000);
+
+it('Redis stopped and started under load: limits fall back per instance, no request fails or hangs', async () => {
+  const logsBefore = (await stack.logs('app2')).length;
+  const result = await loadDuring({ url: PAGE, headers: keys.load, timeoutSec: 10 }, async () => {
+    await docker('stop', stack.container('redis'));
+    await sleep(5_000);
+    await docker('start', stack.container('redis'));
+    await stack.waitReady('app2');
+  });
+  const logs = (await stack.logs('app2')).slice(logsBefore);
+  log(`redis stop, 5 s, start, under load: ${describeLoad(result)}`);
+  // docs/operating.md: fail open to per-instance counters, one warning per outage, no waiting.
+  expect(logs).toContain('Redis unreachable: rate limits fall back to per-instance counters');
+  expect(result.failed).toBe(0);
+  expect(result.timeouts).toBe(0);
+  expect(result.max).toBeLessThan(5_000);
+}, 90_000);
+
+it('streams the 1,000,000-order list through nginx, its first byte within a second', async () => {
+  const { firstByteMs, totalMs, bytes, orders, last } = await new Promise<{
+    firstByteMs: number;
+    totalMs: number;
+    bytes: number;
+    orders: number;
+    last: string;
+  }>((resolve, reject) => {
+    const started = performance.now();
+    let firstByteMs = -1;
+    let bytes = 0;
+    let orders = 0;
+    let last = '';
+    const req = request(`${LB}/v1/store/orders`, { headers: keys.load, agent: false }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+      res.on('data', (chunk: Buffer) => {
+        if (firstByteMs < 0) firstByteMs = performance.now() - started;
+        bytes += chunk.length;
+        // One `{` per order: no field of an order holds one.
+        for (let i = chunk.indexOf(0x7b); i >= 0; i = chunk.indexOf(0x7b, i + 1)) orders++;
+        last = chunk.subarray(-1).toString();
+      });
+      res.on('error', reject);
+      res.on('end', () =>
+        resolve({ firstByteMs, totalMs: performance.now() - started, bytes, orders, last }),
+      );
+    });
+    req.setTimeout(120_000, () => req.destroy(new Error('list not whole within 120 s')));
+    req.on('error', reject);
+    req.end();
+  });
+  log(
+    `1,000,000-order list through nginx: first byte ${firstByteMs.toFixed(0)} ms, ` +
+      `${(bytes / 1e6).toFixed(1)} MB whole in ${(totalMs / 1000).toFixed(1)} s`,
+  );
+  expect(firstByteMs).toBeLessThan(1_000);
+  expect(orders).toBe(ORDERS);
+  expect(last).toBe(']');
+}, 150_000);
+
+it('fires StoreOrdersInstanceDown for the killed instance in the time its rule says', async () => {
+  const rules = parse(readFileSync(join(ROOT, 'docker/prometheus/alerts.yml'), 'utf8')) as {
+    groups: { rules: { alert: string; for?: string }[] }[];
+  };
+  const config = parse(readFileSync(join(ROOT, 'docker/prometheus/prometheus.yml'), 'utf8')) as {
+    global: { scrape_interval: string; evaluation_interval: string };
+  };
+  const seconds = (d: string): number => Number.parseInt(d, 10) * (d.endsWith('m') ? 60 : 1);
+  const rule = rules.groups
+    .flatMap((g) => g.rules)
+    .find((r) => r.alert === 'StoreOrdersInstanceDown');
+  const forMs = seconds(rule?.for ?? '0s') * 1000;
+  // The rule's `for`, after the failed scrape that sees it down and the evaluation that follows.
+  const boundMs =
+    forMs +
+    (seconds(config.global.scrape_interval) + seconds(config.global.evaluation_interval)) * 1000;
+  const slackMs = 30_000;
+  await until('StoreOrdersInstanceDown firing for app1', boundMs + slackMs, async () => {
+    const { alerts } = await prometheus<{ alerts: Alert[] }>('/api/v1/alerts');
+    return alerts.some(
+      (a) =>
+        a.labels.alertname === 'StoreOrdersInstanceDown' &&
+        a.labels.instance === 'app1:9464' &&
+        a.state === 'firing',
+    );
+  });
+  const firedMs = Date.now() - killedAt;
+  log(
+    `StoreOrdersInstanceDown firing for app1:9464 ${(firedMs / 1000).toFixed(0)} s after the kill ` +
+      `(rule: for ${forMs / 1000} s; bound with scrape and evaluation intervals ${boundMs / 1000} s)`,
+  );
+  expect(firedMs).toBeGreaterThanOrEqual(forMs);
+  expect(firedMs).toBeLessThanOrEqual(boundMs + slackMs);
+  const { alerts } = await prometheus<{ alerts: Alert[] }>('/api/v1/alerts');
+  expect(
+    alerts
+      .filter((a) => a.labels.alertname === 'StoreOrdersInstanceDown' && a.state === 'firing')
+      .map((a) => a.labels.instance),
+  ).toEqual(['app1:9464']);
+}, 300_000);
