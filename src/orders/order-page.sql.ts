@@ -147,16 +147,26 @@ export function orderPageStatement(
 
   const scanLimit = `$${values.length + 1}`;
   const pageLimit = `$${values.length + 2}`;
-  const matched = residual.length === 0 ? 'true' : residual.join(' AND ');
-  const text =
+  const columns =
     `SELECT id, pet_id, quantity, ` +
-    `to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), complete, status, ` +
-    `${matched}, n = ${scanLimit} FROM (` +
-    `SELECT *, row_number() OVER () AS n FROM (` +
-    branches.map((b) => `(${b.replace('$LIMIT', () => scanLimit)})`).join(' UNION ALL ') +
-    `) AS branches LIMIT ${scanLimit}) AS scan ` +
-    `WHERE ${residual.length === 0 ? 'true' : `(${matched}) OR n = ${scanLimit}`} ` +
-    `LIMIT ${pageLimit}`;
+    `to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), complete, status, `;
+  const union = (limit: string): string =>
+    branches.map((b) => `(${b.replace('$LIMIT', () => limit)})`).join(' UNION ALL ');
+  let text: string;
+  if (residual.length === 0) {
+    // Every row the scan reads matches: the page is the scan's first `limit + 1` rows, fewer than
+    // its bound, so no row numbers and no second filter. (LEAST names the scan's bound too, which
+    // every statement takes.)
+    const limit = `LEAST(${scanLimit}::int8, ${pageLimit}::int8)`;
+    text = `${columns}true, false FROM (${union(limit)}) AS branches LIMIT ${limit}`;
+  } else {
+    const matched = residual.join(' AND ');
+    text =
+      `${columns}${matched}, n = ${scanLimit} FROM (` +
+      `SELECT *, row_number() OVER () AS n FROM (${union(scanLimit)}) AS branches ` +
+      `LIMIT ${scanLimit}) AS scan ` +
+      `WHERE (${matched}) OR n = ${scanLimit} LIMIT ${pageLimit}`;
+  }
   return { name: statementName(text), text, values };
 }
 
