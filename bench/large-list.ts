@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { createGunzip } from 'node:zlib';
-import { rssBytes, watchPeakRss } from './process-memory';
+import { settledRssBytes, watchPeakRss } from './process-memory';
 
 export interface LargeListResult {
   /** Content-Encoding of the answer: `identity` or `gzip`. */
@@ -23,11 +23,12 @@ const CLOSE_BRACKET = 0x5d;
 
 /**
  * One GET of the whole list, read as fast as the client can, while the server process's resident
- * memory is watched. The body is checked without parsing it: an Order object has no nested object
+ * memory is watched, from the moment it has settled (what a fresh start still loads in the
+ * background is not the list's). The body is checked without parsing it: an Order object has no nested object
  * and no `}` inside a string, so each `}` closes one order. With `gzip`, the client accepts
  * gzip, the answer must be gzipped, and it is decoded as it arrives.
  */
-export function fetchLargeList(
+export async function fetchLargeList(
   url: string,
   headers: Record<string, string>,
   serverPid: number,
@@ -35,7 +36,7 @@ export function fetchLargeList(
   timeoutMs: number,
   gzip = false,
 ): Promise<LargeListResult> {
-  const rssBefore = rssBytes(serverPid);
+  const rssBefore = await settledRssBytes(serverPid);
   const rss = watchPeakRss(serverPid);
   return new Promise<LargeListResult>((resolve, reject) => {
     const started = process.hrtime.bigint();

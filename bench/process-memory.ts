@@ -45,3 +45,32 @@ export function watchPeakRss(pid: number, everyMs = 5): RssWatch {
 export function rssBytes(pid: number): number {
   return statusBytes(pid, 'VmRSS');
 }
+
+/**
+ * Waits until a process's resident size has held within `toleranceBytes` for `quietMs` (at most
+ * `timeoutMs`): a freshly started service still loads in the background after it listens (the
+ * hashes of every key, one query), and that belongs to its start, not to the first request
+ * measured after it. Resolves with the settled size.
+ */
+export async function settledRssBytes(
+  pid: number,
+  { quietMs = 1000, toleranceBytes = 1024 * 1024, timeoutMs = 15_000, everyMs = 100 } = {},
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let low = rssBytes(pid);
+  let high = low;
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+    const now = rssBytes(pid);
+    low = Math.min(low, now);
+    high = Math.max(high, now);
+    if (high - low > toleranceBytes) {
+      low = high = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) {
+      return now;
+    }
+  }
+  throw new Error(`the resident size of process ${pid} did not settle within ${timeoutMs} ms`);
+}
