@@ -7,7 +7,8 @@
  *
  * Exit 1 on any error (an answer outside 200/204/404/409, a failed connection, a client timeout),
  * or for runs of 10 minutes or more, on RSS growth of 20 MB or more after the first 5 minutes, or
- * on a p99 more than 20 % above the first bucket's. Every container is removed at the end.
+ * on a p99 more than 20 % above the first bucket's; on errors it prints what answered them (nginx's
+ * access log and the instances' own lines). Every container is removed at the end.
  */
 import 'reflect-metadata';
 import autocannon from 'autocannon';
@@ -152,7 +153,10 @@ async function main(): Promise<boolean> {
   );
 
   let ok = buckets.every((b) => b.errors === 0);
-  if (!ok) log('FAIL: errors other than the intended 429s');
+  if (!ok) {
+    log('FAIL: errors other than the intended 429s');
+    process.stdout.write(await diagnosis());
+  }
   if (MINUTES >= 10 && buckets.length >= 2) {
     const [first, ...rest] = buckets;
     for (const [i, name] of INSTANCES.entries()) {
@@ -169,6 +173,60 @@ async function main(): Promise<boolean> {
     ok &&= steady;
   }
   return ok;
+}
+
+/** A JSON log line, or nothing for a line that is not one. */
+function parsed(line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What answered the unintended statuses: nginx's access log gives each one's status, upstream
+ * and request id; the instances' own lines for those request ids give the route and message;
+ * and every line the instances logged at warn or above, counted by message (with the first's
+ * route and fields), says why.
+ */
+async function diagnosis(): Promise<string> {
+  const out: string[] = ['', "Unintended answers, from nginx's access log:"];
+  const ids = new Set<string>();
+  const answers = new Map<string, number>();
+  for (const entry of (await stack.logs('lb')).split('\n').map(parsed)) {
+    if (!entry || typeof entry.status !== 'number') continue;
+    const status = String(entry.status);
+    if (INTENDED.has(status) || status === '429') continue;
+    if (typeof entry.request_id === 'string' && entry.request_id) ids.add(entry.request_id);
+    const what = `${entry.method as string} ${status} upstream ${entry.upstream as string} (${entry.upstream_status as string})`;
+    answers.set(what, (answers.get(what) ?? 0) + 1);
+  }
+  for (const [what, n] of answers) out.push(`  ${n} × ${what}`);
+  for (const name of INSTANCES) {
+    const warnings = new Map<string, { n: number; first: Record<string, unknown> }>();
+    for (const entry of (await stack.logs(name)).split('\n').map(parsed)) {
+      if (!entry) continue;
+      const req = entry.req as { id?: string } | undefined;
+      if (req?.id !== undefined && ids.has(req.id)) {
+        out.push(`  ${name}: request ${req.id}: ${JSON.stringify(entry)}`);
+      }
+      if (typeof entry.level === 'number' && entry.level >= 40) {
+        const msg = String(entry.msg);
+        const seen = warnings.get(msg);
+        if (seen) seen.n++;
+        else warnings.set(msg, { n: 1, first: entry });
+      }
+    }
+    out.push(`${name}: lines at warn or above, by message:`);
+    for (const [msg, { n, first }] of warnings) {
+      out.push(`  ${n} × ${msg}; first: ${JSON.stringify(first).slice(0, 600)}`);
+    }
+  }
+  return `${out.join('\n')}\n\n`;
 }
 
 const cleanup = (): void => {
