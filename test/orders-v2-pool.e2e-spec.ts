@@ -1,6 +1,7 @@
 import { APPLICATION_NAME } from '../src/database/data-source-options';
 import { OrderPagePool } from '../src/orders/order-page-pool';
 import { api } from './support/client';
+import { eventually } from './support/eventually';
 import { insertOrders } from './support/orders';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -80,5 +81,38 @@ describe("the connections of v2's pages", () => {
     await t.close();
     expect(pages.pool.ended).toBe(true);
     expect(pages.pool.totalCount).toBe(0);
+  });
+});
+
+/**
+ * Opening a connection (TCP and a SCRAM login) can outlast a page's wait for one on a busy machine:
+ * a page that waited for it was answered 503 in the 30-minute soak although nothing was overloaded.
+ */
+describe("the connections of v2's pages, before the first page", () => {
+  let t: TestApp;
+  let pages: OrderPagePool;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { PAGE_POOL_SIZE: '3' } });
+    pages = t.app.get(OrderPagePool);
+  });
+  afterAll(() => t.close());
+
+  it('are opened at start and kept open while idle', async () => {
+    await eventually(
+      () => Promise.resolve(pages.pool.idleCount),
+      (idle) => idle === 3,
+      10_000,
+    );
+    const { rows } = await t.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = $1
+          AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+          AND query = ''`,
+      [APPLICATION_NAME],
+    );
+    expect(Number(rows[0].n)).toBeGreaterThanOrEqual(3);
+    // pg's pools close a connection idle for 10 s unless told otherwise; these are told.
+    expect(pages.pool.options.idleTimeoutMillis).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Pool, type PoolClient } from 'pg';
 import { APP_OPTIONS, type AppOptions } from '../app-options';
@@ -19,16 +19,22 @@ const CONNECTION_WAIT_SHARE = 0.25;
  * them): read-only transactions, the planner settings of `PAGE_PLANNER_SETTINGS`, and a
  * statement timeout of the page's budget less its wait for a connection. So a page is one round
  * trip, its prepared statement, and leaves nothing to undo: no transaction, no session setting
- * changed. Opened lazily like every pg pool (a database that is down at start costs nothing here),
- * closed at shutdown after the requests in flight.
+ * changed.
+ *
+ * The connections are opened in the background at start and kept open while idle: opening one
+ * (a TCP connection and a SCRAM login) can take longer than a page's wait for a connection on a
+ * busy machine, and a page that waited for it would be answered 503 although nothing was
+ * overloaded. A database that is down at start costs nothing here: the pool opens a connection
+ * again when a page asks for one. Closed at shutdown after the requests in flight.
  */
 @Injectable()
-export class OrderPagePool implements OnApplicationShutdown {
+export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly pool: Pool;
   /** How long a page may wait for a connection. */
   readonly connectWaitMs: number;
   /** How long a page's statement may run (its connection's `statement_timeout`). */
   readonly statementTimeoutMs: number;
+  private readonly logger: PinoLogger;
 
   constructor(
     @Inject(APP_OPTIONS) options: AppOptions,
@@ -46,6 +52,7 @@ export class OrderPagePool implements OnApplicationShutdown {
       connectionString: options.databaseUrl,
       application_name: APPLICATION_NAME,
       max: config.pagePoolSize,
+      idleTimeoutMillis: 0,
       connectionTimeoutMillis: config.database.connectTimeoutMs,
       keepAlive: true,
       statement_timeout: this.statementTimeoutMs,
@@ -56,6 +63,7 @@ export class OrderPagePool implements OnApplicationShutdown {
     // An idle connection that fails (the database restarted) is dropped by the pool; without a
     // listener its error would end the process. A checked-out one's error fails its query.
     this.pool.on('error', (err) => logger.warn({ err }, 'idle v2 page connection lost'));
+    this.logger = logger;
     this.pool.on('connect', (client) => {
       client.on('error', (err) => logger.warn({ err }, 'v2 page connection lost'));
     });
@@ -83,6 +91,21 @@ export class OrderPagePool implements OnApplicationShutdown {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Opens the pool's connections in the background; the service starts as it would without them. */
+  onApplicationBootstrap(): void {
+    const opening = Array.from({ length: this.pool.options.max }, () => this.pool.connect());
+    void Promise.allSettled(opening).then((results) => {
+      for (const result of results) if (result.status === 'fulfilled') result.value.release();
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed !== undefined && !this.pool.ended) {
+        this.logger.warn(
+          { err: failed.reason as unknown },
+          'v2 page connections not opened at start; opened when a page asks for one',
+        );
+      }
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
