@@ -13,7 +13,7 @@ const PRIVATE_REACHES = {
   underscoreMember: {
     // globalThis's own (`__TEST_CLUSTERS__` of the e2e setup) belong to no dependency.
     selector: "MemberExpression[property.name=/^_/]:not([object.name='globalThis'])",
-    message: "an underscore-prefixed member (`_httpMessage`, `_eventsCount`, `__proto__` …)",
+    message: 'an underscore-prefixed member (`_httpMessage`, `_eventsCount`, `__proto__` …)',
   },
   underscoreKey: {
     selector: 'MemberExpression[computed=true][property.value=/^_/]',
