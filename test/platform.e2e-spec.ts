@@ -3,7 +3,6 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Express } from 'express';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { flushLogs, ROOT_LOGGER } from '../src/logging/logging.module';
@@ -116,7 +115,7 @@ describe('the internals src/platform/ relies on, in the assembled application', 
 
     it("makes them with the Express application's prototypes, which Express keeps", async () => {
       const { bornPrototypes, prototypes } = await shapes('/health/live', 'GET');
-      const express = t.app.getHttpAdapter().getInstance<Express>();
+      const express = t.app.getHttpAdapter().getInstance();
       // From birth: Express's own `Object.setPrototypeOf` then changes nothing.
       expect(bornPrototypes[0]).toBe(express.request);
       expect(bornPrototypes[1]).toBe(express.response);
@@ -145,8 +144,8 @@ describe('the internals src/platform/ relies on, in the assembled application', 
       }
       expect(inUse()).toBe(before);
       // And what the hot paths query through it reaches the app's database.
-      const { rows } = await pool.query<{ db: string }>('SELECT current_database() AS db');
-      expect(t.databaseUrl.endsWith(`/${rows[0].db}`)).toBe(true);
+      const { rows } = await pool.query('SELECT current_database() AS db');
+      expect(t.databaseUrl.endsWith(`/${(rows[0] as { db: string }).db}`)).toBe(true);
     });
   });
 
