@@ -3,13 +3,13 @@ import express from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { limitRequestBodies } from './common/http/body-limit.middleware';
-import { answerClientErrors } from './common/http/client-errors';
+import { answerClientErrors } from './platform/client-errors';
 import { compressResponses } from './common/http/compression';
 import { inOneLayer } from './common/http/one-layer';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
 import { AppConfig } from './config/app-config';
-import { ApiExpressAdapter } from './http-server';
+import { ApiExpressAdapter } from './platform/http-server';
 import { REQUEST_LOG, ROOT_LOGGER } from './logging/logging.module';
 import { observeRequests } from './logging/observe-requests';
 import { MetricsService } from './metrics/metrics.service';
@@ -72,6 +72,8 @@ export function createHttpAdapter(): ExpressAdapter {
  */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const config = app.get(AppConfig);
+  const adapter = app.getHttpAdapter();
+  if (adapter instanceof ApiExpressAdapter) adapter.assertInitialised();
   app.useLogger(app.get(Logger));
   answerClientErrors(app.getHttpServer(), config.serverTimeouts, app.get(ROOT_LOGGER));
   app.disable('x-powered-by');

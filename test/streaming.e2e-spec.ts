@@ -6,7 +6,7 @@ import { api } from './support/client';
 import { eventually } from './support/eventually';
 import { createTestApp, TestApp } from './support/test-app';
 import { APPLICATION_NAME } from '../src/database/data-source-options';
-import { pgPoolOf } from '../src/database/pg-pool';
+import { pgPoolOf } from '../src/platform/pg-pool';
 
 /** Enough rows that the list is still streaming (the kernel buffers a few MB) when we act. */
 const ORDERS = 200_000;
@@ -123,9 +123,7 @@ describe('streaming the order list', () => {
     // A real listener, so a client can open its own socket and drop it (supertest reuses it).
     await new Promise<void>((resolve) => t.http.listen(0, '127.0.0.1', resolve));
     port = (t.http.address() as AddressInfo).port;
-    const appPool = pgPoolOf(t.app.get(DataSource));
-    if (!appPool) throw new Error('the app has no database pool');
-    pool = appPool;
+    pool = pgPoolOf(t.app.get(DataSource));
     await t.db.query(
       `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status)
        SELECT g, g * 7, g % 5, timestamptz '2026-11-22T10:00:00Z' + g * interval '1 second',

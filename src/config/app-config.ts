@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import type { ServerTimeouts } from '../common/http/client-errors';
+import type { ServerTimeouts } from '../platform/client-errors';
 import { EnvironmentVariables, LogLevel } from './environment';
 
 export interface ShutdownSettings {

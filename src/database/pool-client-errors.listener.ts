@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
-import { pgPoolOf } from './pg-pool';
+import { pgPoolOf } from '../platform/pg-pool';
 
 /**
  * Keeps a lost database connection from crashing the process. node-postgres emits `error` on a
@@ -24,8 +24,8 @@ export class PoolClientErrorListener implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const pool = pgPoolOf(this.dataSource);
-    pool?.on('acquire', (client) => {
+    // The first use of the pool accessor: a TypeORM that no longer keeps the pool there fails here.
+    pgPoolOf(this.dataSource).on('acquire', (client) => {
       if (this.guarded.has(client)) return;
       this.guarded.add(client);
       client.on('error', (err) => {

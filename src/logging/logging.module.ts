@@ -4,7 +4,7 @@ import pino, { type Logger, type LoggerOptions } from 'pino';
 import { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment';
 import { tracingConfigured } from '../tracing/tracing';
-import { batchedDestination } from './batched-destination';
+import { batchedDestination } from '../platform/batched-destination';
 import { redactDeep } from './redact';
 import { requestLogWriter, type RequestLogWriter } from './request-log';
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { pgPoolOf } from '../database/pg-pool';
+import { pgPoolOf } from '../platform/pg-pool';
 import { RequestMetrics } from './request-metrics';
 
 /** Latency buckets in seconds: from a cached-looking 5 ms to a 100,000-order list. */
@@ -50,7 +50,9 @@ export class MetricsService {
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     this.requests.registerIn(this.registry);
-    const pool = (): Pool | undefined => pgPoolOf(dataSource);
+    // Scraped before the DataSource is up or after it is closed: no pool to report.
+    const pool = (): Pool | undefined =>
+      dataSource.isInitialized ? pgPoolOf(dataSource) : undefined;
     new Gauge({
       name: 'db_pool_connections',
       help: 'Connections of the PostgreSQL pool: total open, idle, and in use',

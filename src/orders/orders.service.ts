@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { ApiException } from '../common/errors/api.exception';
 import { AppConfig } from '../config/app-config';
-import { pgPoolOf } from '../database/pg-pool';
+import { pgPoolOf } from '../platform/pg-pool';
 import { PoolShare } from '../database/pool-share';
 import { OrderRow } from './order-json';
 import { OrderErrors } from './order.errors';
@@ -41,9 +41,7 @@ export class OrdersService {
   }
 
   private get pool(): Pool {
-    const pool = pgPoolOf(this.dataSource);
-    if (!pool) throw new Error('The DataSource is not initialised');
-    return pool;
+    return pgPoolOf(this.dataSource);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express, Request, Response } from 'express';
-import { createHttpAdapter } from './app.setup';
+import { createHttpAdapter } from '../app.setup';
 import { EXPRESS_REQUEST_PROPERTIES, REQUEST_PROPERTIES, RESPONSE_PROPERTIES } from './http-server';
 
 describe('the HTTP server of createHttpAdapter()', () => {

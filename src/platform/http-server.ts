@@ -4,6 +4,13 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type express from 'express';
 
+/*
+ * The platform layer's HTTP server: private parts of Node's `http` (`_eventsCount`,
+ * `_maxRequestsPerSocket`), of Express (`_parsedUrl`, its prototype swap) and Nest
+ * (`initHttpServer`) are named here and nowhere else. Each is checked against the assembled
+ * application by test/platform.e2e-spec.ts; what to check on an upgrade: docs/upgrading.md.
+ */
+
 /**
  * What the service's layers set on a request while serving it: `id` (X-Request-Id, logging),
  * `auth` and `authFailure` (the key, auth), `rateLimited` (rate-limit).
@@ -38,9 +45,8 @@ export const RESPONSE_PROPERTIES = [
  * it. V8 gives an object a new hidden class (map) for each property added after it is created,
  * and Express gives every request a new prototype besides, so each such addition, and each later
  * read of a property so added, is a slow lookup instead of a fixed offset. Declared here (all
- * `undefined`, as they read before being set), they are stored in place. Measured on copies of
- * the build in turns with bare NestJS (docs/performance.md): cancels per second ÷ bare NestJS
- * 0.70 → 0.80 with the service's own properties declared, 0.81 → 1.15 with Express's too.
+ * `undefined`, as they read before being set), they are stored in place: the largest single
+ * gain of the service over stock NestJS on small requests (docs/performance.md).
  *
  * A property that another module sets without being declared here works as usual, only slower
  * to store and to read.
@@ -106,7 +112,11 @@ function bornWithPrototype<C extends new (...args: never[]) => object>(
  * `forceCloseConnections`, `return503OnClosing`).
  */
 export class ApiExpressAdapter extends ExpressAdapter {
+  /** Set once Nest has asked this adapter for its server, as Nest 12 does while creating the app. */
+  private initialised = false;
+
   override initHttpServer(options: NestApplicationOptions): void {
+    this.initialised = true;
     if (options.httpsOptions || options.forceCloseConnections || options.return503OnClosing) {
       super.initHttpServer(options);
       return;
@@ -121,5 +131,18 @@ export class ApiExpressAdapter extends ExpressAdapter {
         app,
       ),
     );
+  }
+
+  /**
+   * Throws unless Nest made its server through {@link initHttpServer}: a Nest that no longer
+   * calls it would serve stock requests, correct but slower, and nothing else would tell.
+   */
+  assertInitialised(): void {
+    if (!this.initialised) {
+      throw new Error(
+        'Nest did not call ApiExpressAdapter.initHttpServer: the server is not the one of ' +
+          'src/platform/http-server.ts (see docs/upgrading.md)',
+      );
+    }
   }
 }

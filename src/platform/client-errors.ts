@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { ApiException } from '../errors/api.exception';
-import { CommonErrors, type ErrorCode } from '../errors/error-code';
+import { ApiException } from '../common/errors/api.exception';
+import { CommonErrors, type ErrorCode } from '../common/errors/error-code';
 
 /** The HTTP server's timeouts (ms): `HTTP_*_TIMEOUT_MS` in the configuration. */
 export interface ServerTimeouts {
@@ -43,6 +43,16 @@ const FIXED_HEADERS =
   'X-Frame-Options: DENY\r\n';
 
 /**
+ * The response Node's server is writing on `socket`, if a request is in flight there. Node keeps
+ * it as the socket's private `_httpMessage` and has no public accessor; tracking it from the
+ * `request` event instead would cost a listener and a map entry per request, for the rare request
+ * whose body times out. Checked by test/platform.e2e-spec.ts (docs/upgrading.md).
+ */
+function responseInFlight(socket: Duplex): ServerResponse | null | undefined {
+  return (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+}
+
+/**
  * Node's HTTP layer answers what it cannot hand to Express (a malformed request line or header,
  * conflicting lengths, headers over its limit, a request past the server's timeouts) with a bare
  * status line and nothing else. This answers them as every other error: the Error JSON, an
@@ -67,7 +77,7 @@ export function answerClientErrors(server: Server, timeouts: ServerTimeouts, log
     const exception = new ApiException(codeFor(error));
     // A request Express is already serving (its body was too slow): answered through its own
     // response, so that it keeps its request id and is logged once, by the request observer.
-    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    const inFlight = responseInFlight(socket);
     if (inFlight) {
       if (inFlight.headersSent) {
         socket.destroy();

@@ -17,8 +17,12 @@ export const LOG_FLUSH_INTERVAL_MS = 200;
  * closed pipe); this only spares it a call per line. Each line is encoded once, where a string
  * batch was measured again (`Buffer.byteLength`), joined and encoded by sonic-boom and by
  * `fs.write`; and sonic-boom's own buffering (`minLength`) measures its whole buffered text again
- * on each line it appends: at 4 KiB, about 3 µs a line, more than pino's serialisation of it
+ * on each line it appends, which costs more than pino's serialisation of the line
  * (docs/performance.md).
+ *
+ * The reach: sonic-boom is given buffers (`contentMode: 'buffer'`, which its types do not name)
+ * and its `flush`/`flushSync`/`end` are called directly. test/platform.e2e-spec.ts checks them on
+ * the assembled application; what to check on an upgrade: docs/upgrading.md.
  *
  * Nothing is lost: `flush` and `flushSync` (pino's `logger.flush`, and the process's `exit`) hand
  * over the batch first.
@@ -102,9 +106,20 @@ export class BatchedDestination implements DestinationStream {
  */
 export function batchedDestination(fd = 1): BatchedDestination {
   const writer = pino.destination({ dest: fd, sync: false, minLength: 1, contentMode: 'buffer' });
+  // A sonic-boom without one of these would fail on the first batch or, worse, at exit: at start.
+  const missing = WRITER_METHODS.filter((name) => typeof writer[name] !== 'function');
+  if (missing.length > 0) {
+    throw new Error(
+      `pino.destination() has no ${missing.join(', ')}: the request log's batches cannot be ` +
+        'written (src/platform/batched-destination.ts, see docs/upgrading.md)',
+    );
+  }
   // In `contentMode: 'buffer'` sonic-boom writes buffers; its types name only strings.
   return new BatchedDestination(writer as unknown as Writer);
 }
+
+/** What {@link BatchedDestination} calls on sonic-boom. */
+const WRITER_METHODS = ['write', 'flush', 'flushSync', 'end'] as const;
 
 /** Destinations not ended: one `exit` listener for them all (a test process makes many). */
 const open = new Set<BatchedDestination>();

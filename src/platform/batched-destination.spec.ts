@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import pino from 'pino';
 import { fstatSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,7 +104,7 @@ describe('BatchedDestination', () => {
     const script = `
       const pino = require('pino');
       const { batchedDestination } = require(${JSON.stringify(join(__dirname, 'batched-destination.ts'))});
-      const { flushLogs } = require(${JSON.stringify(join(__dirname, 'logging.module.ts'))});
+      const { flushLogs } = require(${JSON.stringify(join(__dirname, '..', 'logging', 'logging.module.ts'))});
       const log = pino({ base: null, timestamp: false }, batchedDestination());
       for (let i = 0; i < 2000; i++) log.info({ i }, 'line');
       flushLogs(log).then(() => process.exit(0));
@@ -118,5 +119,20 @@ describe('BatchedDestination', () => {
     expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(
       Array.from({ length: 2000 }, (_, i) => i),
     );
+  });
+
+  it('fails at start, naming it, when sonic-boom lacks a method it calls', () => {
+    const destination = pino.destination;
+    const spy = jest.spyOn(pino, 'destination').mockImplementation((options) => {
+      const writer = destination(options);
+      Object.defineProperty(writer, 'flushSync', { value: undefined });
+      writer.end();
+      return writer;
+    });
+    try {
+      expect(() => batchedDestination(1)).toThrow(/pino.destination\(\) has no flushSync/);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
