@@ -1,13 +1,14 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import createClient from 'openapi-fetch';
 import request from 'supertest';
 import { RouteTable } from '../src/common/http/route-table';
 import { api } from './support/client';
-import { ordersClientDocument } from './support/openapi-tools';
+import {
+  generateClientTypes,
+  lintWithRedocly,
+  ordersClientDocument,
+} from './support/openapi-tools';
 import {
   expectEveryVersionedRouteDocumented,
   servedVersionDocuments,
@@ -16,8 +17,6 @@ import { insertOrders, statusOf } from './support/orders';
 import type { paths } from './support/petstore-api';
 import { createTestApp, listen, TestApp } from './support/test-app';
 
-const exec = promisify(execFile);
-const ROOT = join(__dirname, '..');
 /** The typed client's types, generated from the served document by openapi-typescript. */
 const CLIENT_TYPES = join(__dirname, 'support/petstore-api.ts');
 
@@ -196,53 +195,17 @@ describe('the OpenAPI document', () => {
   });
 
   it('passes redocly lint with the recommended rules, with no error or unexplained warning', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
-    try {
-      const file = join(dir, 'openapi.json');
-      writeFileSync(file, JSON.stringify(doc));
-      const { stdout } = await exec(
-        process.execPath,
-        [
-          join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'),
-          'lint',
-          file,
-          '--config',
-          join(ROOT, 'redocly.yaml'),
-          '--format',
-          'json',
-        ],
-        {
-          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-        },
-      );
-      const report = JSON.parse(stdout) as { totals: object; problems: unknown[] };
-      expect(report.problems).toEqual([]);
-      expect(report.totals).toEqual(expect.objectContaining({ errors: 0, warnings: 0 }));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const report = await lintWithRedocly(doc);
+    expect(report.problems).toEqual([]);
+    expect(report.totals).toEqual(expect.objectContaining({ errors: 0, warnings: 0 }));
   });
 
   it('generates the typed client that the repository holds (regenerate: UPDATE_OPENAPI_CLIENT=1)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
-    try {
-      const file = join(dir, 'openapi.json');
-      const out = join(dir, 'petstore-api.ts');
-      writeFileSync(file, JSON.stringify(ordersClientDocument(doc)));
-      await exec(process.execPath, [
-        join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'),
-        file,
-        '-o',
-        out,
-      ]);
-      const generated = readFileSync(out, 'utf8');
-      if (process.env.UPDATE_OPENAPI_CLIENT === '1') writeFileSync(CLIENT_TYPES, generated);
-      // A change to the API's decorators changes the document, and so the clients generated from
-      // it: this fails until test/support/petstore-api.ts is regenerated and reviewed.
-      expect(generated).toBe(readFileSync(CLIENT_TYPES, 'utf8'));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const generated = await generateClientTypes(ordersClientDocument(doc));
+    if (process.env.UPDATE_OPENAPI_CLIENT === '1') writeFileSync(CLIENT_TYPES, generated);
+    // A change to the API's decorators changes the document, and so the clients generated from
+    // it: this fails until test/support/petstore-api.ts is regenerated and reviewed.
+    expect(generated).toBe(readFileSync(CLIENT_TYPES, 'utf8'));
   });
 });
 
