@@ -3,7 +3,8 @@ import createClient from 'openapi-fetch';
 import request from 'supertest';
 import { expectHeldClientTypes, expectRedoclyClean } from './support/openapi-tools';
 import type { paths } from './support/petstore-api-v2';
-import { createTestApp, listen, TestApp } from './support/test-app';
+import { listeningAppPerSuite } from './support/suite-app';
+import { createTestApp, TestApp } from './support/test-app';
 
 /** The v2 client's types, generated from the served v2 document by openapi-typescript. */
 const CLIENT_TYPES = join(__dirname, 'support/petstore-api-v2.ts');
@@ -165,27 +166,20 @@ describe('the OpenAPI document of v2', () => {
 });
 
 describe('a typed v2 client generated from the document (openapi-typescript + openapi-fetch)', () => {
-  let t: TestApp;
-  let baseUrl: string;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    baseUrl = await listen(t);
-  });
-  afterAll(() => t.close());
+  const app = listeningAppPerSuite();
 
   it('walks every page of a filtered, sorted list', async () => {
-    await t.db.query(
+    await app.t.db.query(
       `INSERT INTO orders (pet_id, ship_date, status)
        SELECT g % 3, CASE WHEN g % 4 = 0 THEN NULL
                           ELSE timestamptz '2026-11-22' + (g % 9) * interval '1 day' END,
               (ARRAY['pending', 'shipped', 'cancelled'])[g % 3 + 1]
          FROM generate_series(1, 95) AS g`,
     );
-    const { servers } = (await (await fetch(`${baseUrl}/openapi/v2.json`)).json()) as Document;
+    const { servers } = (await (await fetch(`${app.url}/openapi/v2.json`)).json()) as Document;
     const client = createClient<paths>({
       baseUrl: servers?.[0].url,
-      headers: { Authorization: `Bearer ${t.key}` },
+      headers: { Authorization: `Bearer ${app.t.key}` },
       querySerializer: { array: { style: 'form', explode: false } },
     });
 
@@ -207,7 +201,7 @@ describe('a typed v2 client generated from the document (openapi-typescript + op
       pages += 1;
     } while (cursor !== undefined);
 
-    const { rows } = await t.db.query<{ id: string }>(
+    const { rows } = await app.t.db.query<{ id: string }>(
       `SELECT id FROM orders WHERE status IN ('pending', 'shipped')
         ORDER BY ship_date DESC NULLS LAST, id DESC`,
     );

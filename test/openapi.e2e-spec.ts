@@ -10,7 +10,8 @@ import {
 } from './support/documented-routes';
 import { insertOrders, statusOf } from './support/orders';
 import type { paths } from './support/petstore-api';
-import { createTestApp, listen, TestApp } from './support/test-app';
+import { listeningAppPerSuite } from './support/suite-app';
+import { createTestApp, TestApp } from './support/test-app';
 
 /** The typed client's types, generated from the served document by openapi-typescript. */
 const CLIENT_TYPES = join(__dirname, 'support/petstore-api.ts');
@@ -219,24 +220,17 @@ describe('the OpenAPI servers', () => {
 });
 
 describe('a typed client generated from the document (openapi-typescript + openapi-fetch)', () => {
-  let t: TestApp;
-  let baseUrl: string;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    baseUrl = await listen(t);
-  });
-  afterAll(() => t.close());
+  const app = listeningAppPerSuite();
 
   it('lists and cancels orders against the running server', async () => {
-    const [pending, shipped] = await insertOrders(t.db, [
+    const [pending, shipped] = await insertOrders(app.t.db, [
       { petId: '7', quantity: 2, status: 'pending' },
       { status: 'shipped' },
     ]);
-    const { servers } = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as Document;
+    const { servers } = (await (await fetch(`${app.url}/openapi.json`)).json()) as Document;
     const client = createClient<paths>({
       baseUrl: servers?.[0].url,
-      headers: { Authorization: `Bearer ${t.key}` },
+      headers: { Authorization: `Bearer ${app.t.key}` },
     });
 
     const listed = await client.GET('/store/orders');
@@ -250,7 +244,7 @@ describe('a typed client generated from the document (openapi-typescript + opena
       params: { path: { orderId: Number(pending) } },
     });
     expect(cancelled.response.status).toBe(204);
-    expect(await statusOf(t.db, pending)).toBe('cancelled');
+    expect(await statusOf(app.t.db, pending)).toBe('cancelled');
 
     const refused = await client.DELETE('/store/orders/{orderId}', {
       params: { path: { orderId: Number(shipped) } },

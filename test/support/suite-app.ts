@@ -1,5 +1,5 @@
 import { api } from './client';
-import { createTestApp, TestApp, TestAppOptions } from './test-app';
+import { createTestApp, listen, TestApp, TestAppOptions } from './test-app';
 
 /** A describe block's test app and its client (sending the app's key), once `beforeAll` ran. */
 export interface SuiteApp {
@@ -18,5 +18,19 @@ export function testAppPerSuite(options?: TestAppOptions): SuiteApp {
     suite.client = api(suite.t);
   });
   afterAll(() => suite.t.close());
+  return suite;
+}
+
+export interface ListeningSuiteApp extends SuiteApp {
+  /** Where the app listens, on a free loopback port. */
+  url: string;
+}
+
+/** {@link testAppPerSuite}, served on a free loopback port for clients that need a real URL. */
+export function listeningAppPerSuite(options?: TestAppOptions): ListeningSuiteApp {
+  const suite = testAppPerSuite(options) as ListeningSuiteApp;
+  beforeAll(async () => {
+    suite.url = await listen(suite.t);
+  });
   return suite;
 }
