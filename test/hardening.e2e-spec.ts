@@ -9,6 +9,7 @@ import { HttpAnswer, httpRequest } from './support/http';
 import { rawExchange } from './support/raw-http';
 import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
+import { listeningAppPerSuite } from './support/suite-app';
 import { createTestApp, listen, TestApp } from './support/test-app';
 
 const send = (
@@ -21,21 +22,14 @@ const errorCode = (answer: { body: string }): unknown =>
   (JSON.parse(answer.body) as { code?: unknown }).code;
 
 describe('hardening: bodies, paths and headers', () => {
-  let t: TestApp;
-  let url: string;
-
-  beforeAll(async () => {
-    t = await createTestApp({ env: { TRUST_PROXY: 'true' } });
-    url = await listen(t);
-  });
-  afterAll(() => t.close());
+  const app = listeningAppPerSuite({ env: { TRUST_PROXY: 'true' } });
 
   describe('a body over 16 KiB', () => {
     const chunk = Buffer.alloc(64 * 1024, 'x');
 
     it('declared by Content-Length: 413 at once, Connection: close, the rest never read', async () => {
       const answer = await rawExchange(
-        url,
+        app.url,
         `POST /v1/store/orders HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000000000\r\n\r\n`,
         { keepSending: chunk },
       );
@@ -51,8 +45,8 @@ describe('hardening: bodies, paths and headers', () => {
 
     it('sent chunked: 413 once past the limit, and the connection closed', async () => {
       const answer = await rawExchange(
-        url,
-        `DELETE /v1/store/orders/1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${t.key}\r\n` +
+        app.url,
+        `DELETE /v1/store/orders/1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${app.t.key}\r\n` +
           `Transfer-Encoding: chunked\r\n\r\n`,
         { keepSending: Buffer.from(`10000\r\n${'y'.repeat(0x10000)}\r\n`) },
       );
@@ -72,9 +66,9 @@ describe('hardening: bodies, paths and headers', () => {
       ['DELETE', '/V1/store/orders/1'],
       ['POST', '/V1/store/orders'],
     ])('%s %s is 404 NOT_FOUND, not an alias', async (method, path) => {
-      const answer = await httpRequest(`${url}${path}`, {
+      const answer = await httpRequest(`${app.url}${path}`, {
         method,
-        headers: { Authorization: `Bearer ${t.key}` },
+        headers: { Authorization: `Bearer ${app.t.key}` },
       });
       expect(answer.status).toBe(404);
       expect(errorCode(answer)).toBe('NOT_FOUND');
@@ -87,8 +81,8 @@ describe('hardening: bodies, paths and headers', () => {
       ['a valid key, then another', (key: string) => [key, generateApiKey()]],
       ['another, then a valid key', (key: string) => [generateApiKey(), key]],
     ])('%s: 400 BAD_REQUEST with error="invalid_request"', async (_, keys) => {
-      const answer = await send(`${url}/v1/store/orders`, {
-        Authorization: keys(t.key).map((k) => `Bearer ${k}`),
+      const answer = await send(`${app.url}/v1/store/orders`, {
+        Authorization: keys(app.t.key).map((k) => `Bearer ${k}`),
         'X-Forwarded-For': '192.0.2.7',
       });
       expect(answer.status).toBe(400);
@@ -104,7 +98,9 @@ describe('hardening: bodies, paths and headers', () => {
     });
 
     it('one Authorization header still works', async () => {
-      const answer = await send(`${url}/v1/store/orders`, { Authorization: `Bearer ${t.key}` });
+      const answer = await send(`${app.url}/v1/store/orders`, {
+        Authorization: `Bearer ${app.t.key}`,
+      });
       expect(answer.status).toBe(200);
     });
   });
@@ -114,7 +110,7 @@ describe('hardening: bodies, paths and headers', () => {
       (JSON.parse(answer.body) as { servers: { url: string }[] }).servers.map((s) => s.url);
 
     it('shows a well-formed Host, and says it varies by it', async () => {
-      const answer = await send(`${url}/openapi.json`, { Host: 'api.example.com:8443' });
+      const answer = await send(`${app.url}/openapi.json`, { Host: 'api.example.com:8443' });
       expect(serversOf(answer)[0]).toBe('http://api.example.com:8443/v1');
       expect(answer.headers.vary).toMatch(/\bHost\b/i);
       expect(answer.headers.vary).toMatch(/\bX-Forwarded-Proto\b/i);
@@ -126,7 +122,7 @@ describe('hardening: bodies, paths and headers', () => {
       ['a Host with a bad port', { Host: 'api.example.com:99999' }],
       ['a javascript: scheme from X-Forwarded-Proto', { 'X-Forwarded-Proto': 'javascript' }],
     ])('falls back to the relative /v1 for %s', async (_, headers) => {
-      const answer = await send(`${url}/openapi.json`, headers);
+      const answer = await send(`${app.url}/openapi.json`, headers);
       expect(answer.status).toBe(200);
       expect(serversOf(answer)[0]).toBe('/v1');
       expect(answer.body).not.toMatch(/onmouseover|javascript:|phish/);

@@ -1,14 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import createClient from 'openapi-fetch';
 import request from 'supertest';
-import {
-  generateClientTypes,
-  lintWithRedocly,
-  ordersClientDocument,
-} from './support/openapi-tools';
+import { expectHeldClientTypes, expectRedoclyClean } from './support/openapi-tools';
 import type { paths } from './support/petstore-api-v2';
-import { createTestApp, listen, TestApp } from './support/test-app';
+import { listeningAppPerSuite } from './support/suite-app';
+import { createTestApp, TestApp } from './support/test-app';
 
 /** The v2 client's types, generated from the served v2 document by openapi-typescript. */
 const CLIENT_TYPES = join(__dirname, 'support/petstore-api-v2.ts');
@@ -161,40 +157,29 @@ describe('the OpenAPI document of v2', () => {
   });
 
   it('passes redocly lint with the recommended rules, with no error or warning', async () => {
-    const report = await lintWithRedocly(doc);
-    expect(report.problems).toEqual([]);
-    expect(report.totals).toEqual(expect.objectContaining({ errors: 0, warnings: 0 }));
+    await expectRedoclyClean(doc);
   });
 
   it('generates the typed client that the repository holds (regenerate: UPDATE_OPENAPI_CLIENT=1)', async () => {
-    const generated = await generateClientTypes(ordersClientDocument(doc));
-    if (process.env.UPDATE_OPENAPI_CLIENT === '1') writeFileSync(CLIENT_TYPES, generated);
-    expect(generated).toBe(readFileSync(CLIENT_TYPES, 'utf8'));
+    await expectHeldClientTypes(doc, CLIENT_TYPES);
   });
 });
 
 describe('a typed v2 client generated from the document (openapi-typescript + openapi-fetch)', () => {
-  let t: TestApp;
-  let baseUrl: string;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    baseUrl = await listen(t);
-  });
-  afterAll(() => t.close());
+  const app = listeningAppPerSuite();
 
   it('walks every page of a filtered, sorted list', async () => {
-    await t.db.query(
+    await app.t.db.query(
       `INSERT INTO orders (pet_id, ship_date, status)
        SELECT g % 3, CASE WHEN g % 4 = 0 THEN NULL
                           ELSE timestamptz '2026-11-22' + (g % 9) * interval '1 day' END,
               (ARRAY['pending', 'shipped', 'cancelled'])[g % 3 + 1]
          FROM generate_series(1, 95) AS g`,
     );
-    const { servers } = (await (await fetch(`${baseUrl}/openapi/v2.json`)).json()) as Document;
+    const { servers } = (await (await fetch(`${app.url}/openapi/v2.json`)).json()) as Document;
     const client = createClient<paths>({
       baseUrl: servers?.[0].url,
-      headers: { Authorization: `Bearer ${t.key}` },
+      headers: { Authorization: `Bearer ${app.t.key}` },
       querySerializer: { array: { style: 'form', explode: false } },
     });
 
@@ -216,7 +201,7 @@ describe('a typed v2 client generated from the document (openapi-typescript + op
       pages += 1;
     } while (cursor !== undefined);
 
-    const { rows } = await t.db.query<{ id: string }>(
+    const { rows } = await app.t.db.query<{ id: string }>(
       `SELECT id FROM orders WHERE status IN ('pending', 'shipped')
         ORDER BY ship_date DESC NULLS LAST, id DESC`,
     );

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { encodeCursor } from '../src/orders/order-cursor';
 import { api, expectErrorBody } from './support/client';
 import { insertOrders, OrderFixture, statusOf } from './support/orders';
+import { testAppPerSuite } from './support/suite-app';
 import { createTestApp, TestApp } from './support/test-app';
 
 const INT64_MAX = '9223372036854775807';
@@ -15,15 +16,8 @@ interface Page {
 }
 
 describe('orders v2', () => {
-  let t: TestApp;
-  let client: ReturnType<typeof api>;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    client = api(t);
-  });
-  afterAll(() => t.close());
-  beforeEach(() => t.db.query('TRUNCATE orders'));
+  const app = testAppPerSuite();
+  beforeEach(() => app.t.db.query('TRUNCATE orders'));
 
   /** Every page of `query`, following nextCursor: the ids in the order they came. */
   async function walk(query: string, limit: number): Promise<number[]> {
@@ -33,7 +27,7 @@ describe('orders v2', () => {
       const params = new URLSearchParams(query);
       params.set('limit', String(limit));
       if (cursor !== undefined) params.set('cursor', cursor);
-      const page = (await client.get(`${LIST}?${params.toString()}`).expect(200)).body as Page;
+      const page = (await app.client.get(`${LIST}?${params.toString()}`).expect(200)).body as Page;
       ids.push(...page.data.map((order) => order.id));
       expect(page.data.length).toBeLessThanOrEqual(limit);
       if (!page.hasMore) {
@@ -48,12 +42,12 @@ describe('orders v2', () => {
 
   describe('GET /v2/store/orders', () => {
     it('answers the first page as {data, hasMore, nextCursor} with the v1 Order JSON', async () => {
-      await insertOrders(t.db, [
+      await insertOrders(app.t.db, [
         { id: INT64_MIN, petId: INT64_MIN, quantity: 1, shipDate: '2026-11-22T11:00:00+01:00' },
         { id: '9007199254740993', petId: '9007199254740993', status: 'shipped', complete: true },
         { id: INT64_MAX, status: 'cancelled' },
       ]);
-      const res = await client.get(`${LIST}?limit=2`).expect(200);
+      const res = await app.client.get(`${LIST}?limit=2`).expect(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       const { nextCursor } = res.body as Page;
       expect(nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
@@ -64,7 +58,7 @@ describe('orders v2', () => {
           `"hasMore":true,"nextCursor":"${nextCursor}"}`,
       );
 
-      const last = await client.get(`${LIST}?limit=2&cursor=${nextCursor}`).expect(200);
+      const last = await app.client.get(`${LIST}?limit=2&cursor=${nextCursor}`).expect(200);
       expect(last.text).toBe(
         `{"data":[{"id":${INT64_MAX},"complete":false,"status":"cancelled"}],"hasMore":false}`,
       );
@@ -72,18 +66,18 @@ describe('orders v2', () => {
     });
 
     it('answers an empty page for an empty store, and a default page of 100', async () => {
-      expect((await client.get(LIST).expect(200)).text).toBe('{"data":[],"hasMore":false}');
-      await t.db.query(`INSERT INTO orders (id) SELECT g FROM generate_series(1, 150) g`);
-      const page = (await client.get(LIST).expect(200)).body as Page;
+      expect((await app.client.get(LIST).expect(200)).text).toBe('{"data":[],"hasMore":false}');
+      await app.t.db.query(`INSERT INTO orders (id) SELECT g FROM generate_series(1, 150) g`);
+      const page = (await app.client.get(LIST).expect(200)).body as Page;
       expect(page.data).toHaveLength(100);
       expect(page.hasMore).toBe(true);
     });
 
     it('links the next page by its absolute URL, keeping the query (RFC 8288)', async () => {
-      await t.db.query(
+      await app.t.db.query(
         `INSERT INTO orders (id, status) SELECT g, 'pending' FROM generate_series(1, 5) g`,
       );
-      const first = await client
+      const first = await app.client
         .get(`${LIST}?status=pending&limit=2&sort=-id`)
         .set('Host', 'orders.test:8080')
         .expect(200);
@@ -99,12 +93,12 @@ describe('orders v2', () => {
         sort: '-id',
         cursor: (first.body as Page).nextCursor,
       });
-      const second = await client.get(`${next.pathname}${next.search}`).expect(200);
+      const second = await app.client.get(`${next.pathname}${next.search}`).expect(200);
       expect((second.body as Page).data.map((o) => o.id)).toEqual([3, 2]);
     });
 
     it('filters by status, pet, completeness and ship-date range, combined with AND', async () => {
-      await insertOrders(t.db, [
+      await insertOrders(app.t.db, [
         { id: '1', petId: '7', status: 'pending', shipDate: '2026-11-22T10:00:00Z' },
         {
           id: '2',
@@ -118,7 +112,7 @@ describe('orders v2', () => {
         { id: '5', status: 'shipped', complete: true, shipDate: '2026-11-22T09:59:59.999Z' },
       ]);
       const ids = async (query: string): Promise<number[]> =>
-        ((await client.get(`${LIST}?${query}`).expect(200)).body as Page).data.map((o) => o.id);
+        ((await app.client.get(`${LIST}?${query}`).expect(200)).body as Page).data.map((o) => o.id);
       expect(await ids('status=pending')).toEqual([1, 4]);
       expect(await ids('status=cancelled,shipped')).toEqual([2, 3, 5]);
       expect(await ids('status=pending,shipped,cancelled')).toEqual([1, 2, 3, 4, 5]);
@@ -153,15 +147,15 @@ describe('orders v2', () => {
         ['shipDate', [6, 3, 1, 4, 7, 2, 5, 8]],
         ['-shipDate', [7, 4, 1, 3, 6, 8, 5, 2]],
       ])('sort=%s, at every page size', async (sort, expected) => {
-        await insertOrders(t.db, orders);
+        await insertOrders(app.t.db, orders);
         for (const limit of [1, 2, 3, 5, 8, 1000]) {
           expect(await walk(`sort=${sort}`, limit)).toEqual(expected);
         }
       });
 
       it('within a status, and within a ship-date range', async () => {
-        await insertOrders(t.db, orders);
-        await t.db.query(`UPDATE orders SET status = 'shipped' WHERE id IN (3, 5, 7)`);
+        await insertOrders(app.t.db, orders);
+        await app.t.db.query(`UPDATE orders SET status = 'shipped' WHERE id IN (3, 5, 7)`);
         expect(await walk('status=pending&sort=shipDate', 2)).toEqual([6, 1, 4, 2, 8]);
         expect(await walk('status=pending&sort=-shipDate', 2)).toEqual([4, 1, 6, 8, 2]);
         expect(
@@ -174,10 +168,10 @@ describe('orders v2', () => {
     });
 
     it('lets the limit change from page to page', async () => {
-      await t.db.query(`INSERT INTO orders (id) SELECT g FROM generate_series(1, 10) g`);
-      const first = (await client.get(`${LIST}?sort=-id&limit=3`).expect(200)).body as Page;
+      await app.t.db.query(`INSERT INTO orders (id) SELECT g FROM generate_series(1, 10) g`);
+      const first = (await app.client.get(`${LIST}?sort=-id&limit=3`).expect(200)).body as Page;
       const second = (
-        await client.get(`${LIST}?limit=5&sort=-id&cursor=${first.nextCursor}`).expect(200)
+        await app.client.get(`${LIST}?limit=5&sort=-id&cursor=${first.nextCursor}`).expect(200)
       ).body as Page;
       expect(second.data.map((o) => o.id)).toEqual([7, 6, 5, 4, 3]);
     });
@@ -241,8 +235,8 @@ describe('orders v2', () => {
     ];
 
     it.each(SAMPLE_CURSOR_FREE)('?%s is 400 INVALID_QUERY naming %s', async (query, name) => {
-      await insertOrders(t.db, [{ id: '1' }]);
-      const res = await client.get(`${LIST}?${query}`).expect(400);
+      await insertOrders(app.t.db, [{ id: '1' }]);
+      const res = await app.client.get(`${LIST}?${query}`).expect(400);
       expectErrorBody(res, 400, 'INVALID_QUERY');
       expect((res.body as { message: string }).message).toContain(name);
     });
@@ -263,7 +257,7 @@ describe('orders v2', () => {
         'status=cancelled,pending,shipped',
         'sort=-shipDate&complete=true',
       ]) {
-        await client.get(`${LIST}?${query}`).expect(200);
+        await app.client.get(`${LIST}?${query}`).expect(200);
       }
     });
   });
@@ -271,17 +265,17 @@ describe('orders v2', () => {
   describe('cursors', () => {
     let cursor: string;
     beforeEach(async () => {
-      await insertOrders(t.db, [
+      await insertOrders(app.t.db, [
         { id: '1', status: 'pending', petId: '7' },
         { id: '2', status: 'pending', petId: '7' },
         { id: '3', status: 'pending', petId: '7' },
       ]);
-      const page = await client.get(`${LIST}?status=pending&petId=7&limit=1`).expect(200);
+      const page = await app.client.get(`${LIST}?status=pending&petId=7&limit=1`).expect(200);
       cursor = (page.body as Page).nextCursor ?? '';
     });
 
     it('work with the same filters, however spelled, in any order', async () => {
-      const res = await client
+      const res = await app.client
         .get(`${LIST}?cursor=${cursor}&petId=007&status=pending&limit=1`)
         .expect(200);
       expect((res.body as Page).data.map((o) => o.id)).toEqual([2]);
@@ -295,7 +289,7 @@ describe('orders v2', () => {
       ['another sort', 'status=pending&petId=7&sort=-id'],
       ['the default sort spelled as another', 'status=pending&petId=7&sort=shipDate'],
     ])('are 400 INVALID_CURSOR with %s', async (_what, query) => {
-      const res = await client.get(`${LIST}?${query}&cursor=${cursor}`).expect(400);
+      const res = await app.client.get(`${LIST}?${query}&cursor=${cursor}`).expect(400);
       expectErrorBody(res, 400, 'INVALID_CURSOR');
     });
 
@@ -304,7 +298,9 @@ describe('orders v2', () => {
       const forged = Buffer.from(json.replace('"1"', '"2"')).toString('base64url');
       const flipped = `${cursor.slice(0, 10)}${cursor[10] === 'x' ? 'y' : 'x'}${cursor.slice(11)}`;
       for (const bad of [forged, flipped, `${cursor}x`, cursor.slice(0, -2), 'abc', '%3D%3D']) {
-        const res = await client.get(`${LIST}?status=pending&petId=7&cursor=${bad}`).expect(400);
+        const res = await app.client
+          .get(`${LIST}?status=pending&petId=7&cursor=${bad}`)
+          .expect(400);
         expectErrorBody(res, 400, 'INVALID_CURSOR');
       }
     });
@@ -317,12 +313,12 @@ describe('orders v2', () => {
       // Another deployment on the same orders: CURSOR_SECRET set, where `t` reads the database's.
       configured = await createTestApp({
         env: { CURSOR_SECRET: SECRET },
-        databaseUrl: t.databaseUrl,
+        databaseUrl: app.t.databaseUrl,
       });
     });
     afterAll(() => configured.close());
     beforeEach(() =>
-      insertOrders(t.db, [
+      insertOrders(app.t.db, [
         { id: '1', shipDate: '2026-02-27T10:00:00Z' },
         { id: '2', shipDate: '2026-02-28T10:00:00Z' },
         { id: '3', shipDate: '2026-03-01T10:00:00Z' },
@@ -345,27 +341,28 @@ describe('orders v2', () => {
       ['year 0000', '0000-01-01T00:00:00.000000Z'],
       ['month 13', '2026-13-01T00:00:00.000000Z'],
     ])('refuse one made by hand, with a ship date of %s: 400, not 500', async (_what, date) => {
-      const res = await client
+      const res = await app.client
         .get(`${LIST}?sort=shipDate&cursor=${minted(['1', date])}`)
         .expect(400);
       expectErrorBody(res, 400, 'INVALID_CURSOR');
     });
 
     it('refuse one made by hand that names a real order', async () => {
-      const res = await client
+      const res = await app.client
         .get(`${LIST}?sort=shipDate&cursor=${minted(['1', '2026-02-27T10:00:00.000000Z'])}`)
         .expect(400);
       expectErrorBody(res, 400, 'INVALID_CURSOR');
     });
 
     it('are good on every instance of the deployment, and refused by another deployment', async () => {
-      const first = (await client.get(`${LIST}?sort=shipDate&limit=1`).expect(200)).body as Page;
+      const first = (await app.client.get(`${LIST}?sort=shipDate&limit=1`).expect(200))
+        .body as Page;
       const cursor = first.nextCursor ?? '';
       // A second instance of the same deployment reads the same secret from the database.
       // (CURSOR_SECRET empty: unset, whatever the other app left in process.env.)
       const sibling = await createTestApp({
         env: { CURSOR_SECRET: '' },
-        databaseUrl: t.databaseUrl,
+        databaseUrl: app.t.databaseUrl,
       });
       try {
         const next = await api(sibling)
@@ -384,7 +381,7 @@ describe('orders v2', () => {
       ).nextCursor;
       await api(configured).get(`${LIST}?sort=shipDate&limit=1&cursor=${theirs}`).expect(200);
       expectErrorBody(
-        await client.get(`${LIST}?sort=shipDate&limit=1&cursor=${theirs}`).expect(400),
+        await app.client.get(`${LIST}?sort=shipDate&limit=1&cursor=${theirs}`).expect(400),
         400,
         'INVALID_CURSOR',
       );
@@ -402,31 +399,35 @@ describe('orders v2', () => {
 
   describe('DELETE /v2/store/orders/{orderId}', () => {
     it('cancels with the rules of v1', async () => {
-      const [pending, shipped] = await insertOrders(t.db, [
+      const [pending, shipped] = await insertOrders(app.t.db, [
         { status: 'pending' },
         { status: 'shipped' },
       ]);
-      expect((await client.delete(`${LIST}/${pending}`).expect(204)).text).toBe('');
-      expect(await statusOf(t.db, pending)).toBe('cancelled');
-      await client.delete(`${LIST}/${pending}`).expect(204);
+      expect((await app.client.delete(`${LIST}/${pending}`).expect(204)).text).toBe('');
+      expect(await statusOf(app.t.db, pending)).toBe('cancelled');
+      await app.client.delete(`${LIST}/${pending}`).expect(204);
       expectErrorBody(
-        await client.delete(`${LIST}/${shipped}`).expect(409),
+        await app.client.delete(`${LIST}/${shipped}`).expect(409),
         409,
         'ORDER_ALREADY_SHIPPED',
       );
-      expect(await statusOf(t.db, shipped)).toBe('shipped');
-      expectErrorBody(await client.delete(`${LIST}/424242`).expect(404), 404, 'ORDER_NOT_FOUND');
-      expectErrorBody(await client.delete(`${LIST}/1e3`).expect(400), 400, 'INVALID_ORDER_ID');
+      expect(await statusOf(app.t.db, shipped)).toBe('shipped');
+      expectErrorBody(
+        await app.client.delete(`${LIST}/424242`).expect(404),
+        404,
+        'ORDER_NOT_FOUND',
+      );
+      expectErrorBody(await app.client.delete(`${LIST}/1e3`).expect(400), 400, 'INVALID_ORDER_ID');
     });
   });
 
   describe('beside v1', () => {
     it('v1 lists as before, and names v2 as its successor (RFC 5829)', async () => {
-      await insertOrders(t.db, [
+      await insertOrders(app.t.db, [
         { id: '1', petId: '7' },
         { id: '2', status: 'shipped' },
       ]);
-      const res = await client.get('/v1/store/orders').expect(200);
+      const res = await app.client.get('/v1/store/orders').expect(200);
       expect(res.headers.link).toBe('</v2/store/orders>; rel="successor-version"');
       expect(res.text).toBe(
         '[{"id":1,"petId":7,"complete":false,"status":"pending"},' +
@@ -435,13 +436,13 @@ describe('orders v2', () => {
     });
 
     it('writes an order exactly as v1 does, a ship date with microseconds included', async () => {
-      await insertOrders(t.db, [
+      await insertOrders(app.t.db, [
         { id: '1', petId: '7', quantity: 2, shipDate: '2026-05-01T10:00:00.123999Z' },
         { id: '2', shipDate: '1999-12-31T23:59:59.999999Z', complete: true, status: 'shipped' },
         { id: '3', shipDate: '2026-05-01T10:00:00Z' },
       ]);
-      const v1 = await client.get('/v1/store/orders').expect(200);
-      const v2 = await client.get(LIST).expect(200);
+      const v1 = await app.client.get('/v1/store/orders').expect(200);
+      const v2 = await app.client.get(LIST).expect(200);
       // Milliseconds, truncated (PostgreSQL's MS), in both versions alike.
       expect(v1.text).toContain('"shipDate":"2026-05-01T10:00:00.123Z"');
       expect(v1.text).toContain('"shipDate":"1999-12-31T23:59:59.999Z"');
@@ -449,19 +450,19 @@ describe('orders v2', () => {
     });
 
     it('asks for a key, with the same challenge and errors', async () => {
-      const res = await api(t, null).get(LIST).expect(401);
+      const res = await api(app.t, null).get(LIST).expect(401);
       expectErrorBody(res, 401, 'UNAUTHORIZED');
       expect(res.headers['www-authenticate']).toBe('Bearer realm="store-orders"');
-      expectErrorBody(await client.send('put', LIST).expect(405), 405, 'METHOD_NOT_ALLOWED');
-      expectErrorBody(await client.get('/v2/store/nothing').expect(404), 404, 'NOT_FOUND');
+      expectErrorBody(await app.client.send('put', LIST).expect(405), 405, 'METHOD_NOT_ALLOWED');
+      expectErrorBody(await app.client.get('/v2/store/nothing').expect(404), 404, 'NOT_FOUND');
     });
 
     it('counts v1 and v2 requests against the same windows of a key', async () => {
-      const { key } = await t.keys.issue({
+      const { key } = await app.t.keys.issue({
         plan: 'enterprise',
         limits: { perMinute: 4, perDay: 1000 },
       });
-      const keyed = api(t, key);
+      const keyed = api(app.t, key);
       const remaining = async (path: string, status: number): Promise<string> =>
         (await keyed.get(path).expect(status)).headers['x-ratelimit-remaining'];
       expect(await remaining('/v1/store/orders', 200)).toBe('3');

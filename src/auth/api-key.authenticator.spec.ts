@@ -3,6 +3,8 @@ import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey, hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { ActiveKey, ApiKeyStore } from './api-key.store';
+import { KeyCache } from './key-cache';
+import { LastUseRecorder } from './last-use-recorder';
 
 const KEY: ActiveKey = {
   keyId: '7',
@@ -36,6 +38,14 @@ const requestWith = (token: string): Request =>
 
 const logger = { warn: jest.fn() } as unknown as PinoLogger;
 
+/** The authenticator, with its key cache and last-use recorder, over this store. */
+function authenticatorOn(store: object) {
+  const keyStore = store as ApiKeyStore;
+  const keys = new KeyCache(keyStore, logger);
+  const authenticator = new ApiKeyAuthenticator(keys, new LastUseRecorder(keyStore, logger));
+  return { authenticator, keys };
+}
+
 /** An authenticator whose store knows one valid key (returned), and no other. */
 function knowingOneKey() {
   const valid = generateApiKey();
@@ -46,11 +56,10 @@ function knowingOneKey() {
     touch: jest.fn(() => Promise.resolve()),
     keyHashes: jest.fn(() => Promise.resolve([])),
   };
-  const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
-  return { valid, store, authenticator };
+  return { valid, store, ...authenticatorOn(store) };
 }
 
-describe('ApiKeyAuthenticator', () => {
+describe('ApiKeyAuthenticator, its KeyCache and LastUseRecorder', () => {
   it('decides each request on one connection by its own header, whatever the one before sent', async () => {
     const { valid, authenticator } = knowingOneKey();
     const socket = {};
@@ -80,7 +89,7 @@ describe('ApiKeyAuthenticator', () => {
 
   it('asks the database once for concurrent requests with the same uncached key', async () => {
     const { store, waiting } = pendingStore();
-    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const { authenticator } = authenticatorOn(store);
     const token = generateApiKey();
     const requests = Array.from({ length: 5 }, () => requestWith(token));
 
@@ -100,7 +109,7 @@ describe('ApiKeyAuthenticator', () => {
 
   it('fails every waiting request when the lookup fails, and asks again afterwards', async () => {
     const { store, waiting } = pendingStore();
-    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const { authenticator } = authenticatorOn(store);
     const token = generateApiKey();
     const requests = [requestWith(token), requestWith(token)];
 
@@ -129,7 +138,7 @@ describe('ApiKeyAuthenticator', () => {
     // The caches' clock stands still: what is tested is eviction, not the 5 s lifetime (60,000
     // lookups can take longer than that on a loaded machine).
     const clock = jest.spyOn(performance, 'now').mockReturnValue(performance.now());
-    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const { authenticator } = authenticatorOn(store);
     await authenticator.authenticate(requestWith(valid));
     // More unknown keys than either cache holds.
     for (let i = 0; i < 60_000; i++) await authenticator.authenticate(requestWith(`sk_${i}`));
@@ -143,13 +152,13 @@ describe('ApiKeyAuthenticator', () => {
 
   it('does not keep the answer of a lookup during which the key was announced as changed', async () => {
     const { store, waiting } = pendingStore();
-    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
-    authenticator.changesFeedListening(performance.now());
+    const { authenticator, keys } = authenticatorOn(store);
+    keys.changesFeedListening(performance.now());
     const token = generateApiKey();
     const first = requestWith(token);
     const answer = authenticator.authenticate(first);
     // Revoked after the lookup read the row, announced before its answer arrived.
-    authenticator.keyChanged(hashApiKey(token));
+    keys.keyChanged(hashApiKey(token));
     waiting[0].resolve(KEY);
     expect(await answer).toBe(KEY);
 
@@ -164,7 +173,7 @@ describe('ApiKeyAuthenticator', () => {
 
   it('refuses more than one Authorization header, whatever they say, without a lookup', () => {
     const store = { findActive: jest.fn(), touch: jest.fn(), keyHashes: jest.fn() };
-    const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+    const { authenticator } = authenticatorOn(store);
     const key = generateApiKey();
     const req = {
       headers: { authorization: `Bearer ${key}` },
@@ -177,13 +186,13 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('remembers which keys were found valid, and only those', async () => {
-    const { valid, authenticator } = knowingOneKey();
+    const { valid, authenticator, keys } = knowingOneKey();
     const unknown = generateApiKey();
-    expect(authenticator.isKnownKey(hashApiKey(valid))).toBe(false);
+    expect(keys.isKnownKey(hashApiKey(valid))).toBe(false);
     await authenticator.authenticate(requestWith(valid));
     await authenticator.authenticate(requestWith(unknown));
-    expect(authenticator.isKnownKey(hashApiKey(valid))).toBe(true);
-    expect(authenticator.isKnownKey(hashApiKey(unknown))).toBe(false);
+    expect(keys.isKnownKey(hashApiKey(valid))).toBe(true);
+    expect(keys.isKnownKey(hashApiKey(unknown))).toBe(false);
   });
 
   describe('with a clock', () => {
@@ -200,7 +209,7 @@ describe('ApiKeyAuthenticator', () => {
     it('refuses a cached key from the moment it expires, without asking the database', async () => {
       const key = { ...KEY, expiresAt: new Date(Date.now() + 2_000) };
       const store = storeOf(key);
-      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      const { authenticator } = authenticatorOn(store);
       const token = generateApiKey();
       expect(await authenticator.authenticate(requestWith(token))).toBe(key);
 
@@ -219,7 +228,7 @@ describe('ApiKeyAuthenticator', () => {
 
     it('writes last use at most once a minute per key, however often the cache lapses', async () => {
       const store = storeOf(KEY);
-      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      const { authenticator } = authenticatorOn(store);
       // A lookup every 5 seconds for 2 minutes, as when its cache entry lapses (a new token each
       // time, so the lookup happens whatever the cache's own clock).
       for (let s = 0; s < 120; s += 5) {
@@ -231,59 +240,59 @@ describe('ApiKeyAuthenticator', () => {
     });
 
     /** Confirms the feed (as its heartbeat does) every second for `ms`. */
-    const heartbeatsFor = (authenticator: ApiKeyAuthenticator, ms: number): void => {
+    const heartbeatsFor = (keys: KeyCache, ms: number): void => {
       for (let t = 0; t < ms; t += 1_000) {
         jest.advanceTimersByTime(1_000);
-        authenticator.changesFeedConfirmed(performance.now());
+        keys.changesFeedConfirmed(performance.now());
       }
     };
 
     /** A key looked up (and cached) while the feed listens. */
     const cachedWhileFeedListens = async () => {
       const store = storeOf(KEY);
-      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
-      authenticator.changesFeedListening(performance.now());
+      const { authenticator, keys } = authenticatorOn(store);
+      keys.changesFeedListening(performance.now());
       const token = generateApiKey();
       await authenticator.authenticate(requestWith(token));
-      return { store, authenticator, token };
+      return { store, authenticator, keys, token };
     };
 
     it('keeps a key cached past 5 s while the feed listens, until a change to it is announced', async () => {
-      const { store, authenticator, token } = await cachedWhileFeedListens();
+      const { store, authenticator, keys, token } = await cachedWhileFeedListens();
 
-      heartbeatsFor(authenticator, 9 * 60_000);
+      heartbeatsFor(keys, 9 * 60_000);
       const later = requestWith(token);
       expect(authenticator.authenticateFromCache(later)).toBeUndefined();
       expect(later.auth).toBe(KEY);
       expect(store.findActive).toHaveBeenCalledTimes(1);
 
-      authenticator.keyChanged(hashApiKey(token));
+      keys.keyChanged(hashApiKey(token));
       expect(authenticator.authenticateFromCache(requestWith(token))).toBe(hashApiKey(token));
     });
 
     it('asks the database again 5 s after a lookup when the feed is down, or was lost since', async () => {
       const store = storeOf(KEY);
-      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      const { authenticator, keys } = authenticatorOn(store);
       const [down, lost] = [generateApiKey(), generateApiKey()];
       await authenticator.authenticate(requestWith(down));
-      authenticator.changesFeedListening(performance.now());
+      keys.changesFeedListening(performance.now());
       await authenticator.authenticate(requestWith(lost));
-      authenticator.changesFeedLost();
-      authenticator.changesFeedListening(performance.now());
+      keys.changesFeedLost();
+      keys.changesFeedListening(performance.now());
 
-      heartbeatsFor(authenticator, 4_000);
+      heartbeatsFor(keys, 4_000);
       for (const token of [down, lost]) {
         expect(authenticator.authenticateFromCache(requestWith(token))).toBeUndefined();
       }
-      heartbeatsFor(authenticator, 1_000);
+      heartbeatsFor(keys, 1_000);
       for (const token of [down, lost]) {
         expect(authenticator.authenticateFromCache(requestWith(token))).toBe(hashApiKey(token));
       }
     });
 
     it('asks the database again 5 s after a lookup when the feed stops confirming', async () => {
-      const { authenticator, token } = await cachedWhileFeedListens();
-      heartbeatsFor(authenticator, 30_000);
+      const { authenticator, keys, token } = await cachedWhileFeedListens();
+      heartbeatsFor(keys, 30_000);
       expect(authenticator.authenticateFromCache(requestWith(token))).toBeUndefined();
 
       // No heartbeat answered for 5 s: a change may have gone unannounced.
@@ -292,10 +301,10 @@ describe('ApiKeyAuthenticator', () => {
     });
 
     it('writes last use about once a minute for a key that stays cached', async () => {
-      const { store, authenticator, token } = await cachedWhileFeedListens();
+      const { store, authenticator, keys, token } = await cachedWhileFeedListens();
       // Used every second for two and a half minutes.
       for (let s = 0; s < 150; s++) {
-        heartbeatsFor(authenticator, 1_000);
+        heartbeatsFor(keys, 1_000);
         expect(authenticator.authenticateFromCache(requestWith(token))).toBeUndefined();
       }
       expect(store.findActive).toHaveBeenCalledTimes(1);
@@ -305,7 +314,7 @@ describe('ApiKeyAuthenticator', () => {
 
     it('never writes last use for an expired key', async () => {
       const store = storeOf({ ...KEY, expiresAt: new Date(Date.now() - 1) });
-      const authenticator = new ApiKeyAuthenticator(store as unknown as ApiKeyStore, logger);
+      const { authenticator } = authenticatorOn(store);
       const req = requestWith(generateApiKey());
       expect(await authenticator.authenticate(req)).toBeUndefined();
       expect(req.authFailure).toBe('expired');

@@ -264,7 +264,7 @@ export class ApiKeyStore {
 
   /**
    * The hashes of every key that is not revoked (expired ones included: they are refused with
-   * their own message), for the authenticator's set of the keys' hashes.
+   * their own message), for the key cache's set of the keys' hashes.
    */
   async keyHashes(): Promise<string[]> {
     const rows = await this.keys

@@ -1,29 +1,38 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { RateLimitStorageModule } from '../rate-limit/rate-limit-storage.module';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyStore } from './api-key.store';
 import { DemoKeysSeeder } from './demo-keys.seeder';
+import { KeyCache } from './key-cache';
 import { KeyChangesFeed } from './key-changes.feed';
+import { KeyLookupBudget } from './key-lookup-budget';
+import { LastUseRecorder } from './last-use-recorder';
 
 /**
- * API keys: the store, the authenticator that resolves a bearer key to its plan (with the feed of
- * key changes that keeps its cache current), and the demo keys of the embedded default. The guards
- * that use them are registered, in order, by AppModule.
+ * API keys: the store; the key cache (with the feed of key changes that keeps it current) and the
+ * recorder of last uses; the authenticator that resolves a bearer key to its plan, and the budget
+ * of lookups that bounds what unknown keys cost the database (counted in the rate-limit storage);
+ * the demo keys of the embedded default. The guards that use them are registered, in order, by
+ * AppModule.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey])],
+  imports: [TypeOrmModule.forFeature([ApiKey]), RateLimitStorageModule],
   providers: [
     {
       provide: ApiKeyStore,
       inject: [DataSource],
       useFactory: (ds: DataSource) => new ApiKeyStore(ds),
     },
+    KeyCache,
+    LastUseRecorder,
     ApiKeyAuthenticator,
+    KeyLookupBudget,
     KeyChangesFeed,
     DemoKeysSeeder,
   ],
-  exports: [ApiKeyStore, ApiKeyAuthenticator],
+  exports: [ApiKeyStore, ApiKeyAuthenticator, KeyLookupBudget],
 })
 export class AuthModule {}

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { APPLICATION_NAME } from '../database/data-source-options';
 import { listenerClientConfig, NotificationListener } from '../database/notification-listener';
-import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { KeyCache } from './key-cache';
 import { KEY_CACHE_TTL_MS } from './key-cache-trust';
 
 /** Where the `api_keys` trigger announces a changed key's hash (migration ApiKeyChangesNotify). */
@@ -19,7 +19,7 @@ const HEARTBEAT_INTERVAL_MS = 1_000;
 
 /**
  * The key changes feed: `LISTEN api_key_changes` on a connection of its own, which tells the
- * authenticator at once which key changed in the database (issued, revoked, banned, unbanned, its
+ * key cache at once which key changed in the database (issued, revoked, banned, unbanned, its
  * expiry moved), and whether it is listening at all: while it is, cached keys stay trusted for
  * minutes, and the set of the keys' hashes stays current; while it is not, cached keys are
  * trusted for {@link KEY_CACHE_TTL_MS} only, as before the feed existed.
@@ -36,7 +36,7 @@ export class KeyChangesFeed implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
-    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly keys: KeyCache,
     @InjectPinoLogger(KeyChangesFeed.name) private readonly logger: PinoLogger,
   ) {
     this.listener = new NotificationListener({
@@ -49,17 +49,17 @@ export class KeyChangesFeed implements OnApplicationBootstrap, OnApplicationShut
       heartbeatTimeoutMs: KEY_CACHE_TTL_MS,
       retryDelayMs: { first: 250, max: 10_000 },
       onNotification: (keyHash) => {
-        authenticator.keyChanged(keyHash);
+        keys.keyChanged(keyHash);
       },
       onListening: (since) => {
-        authenticator.changesFeedListening(since);
+        keys.changesFeedListening(since);
         this.listening();
       },
       onConfirmed: (at) => {
-        authenticator.changesFeedConfirmed(at);
+        keys.changesFeedConfirmed(at);
       },
       onLost: (err) => {
-        authenticator.changesFeedLost();
+        keys.changesFeedLost();
         this.down = true;
         this.logger.warn(
           { err },
@@ -85,7 +85,7 @@ export class KeyChangesFeed implements OnApplicationBootstrap, OnApplicationShut
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.authenticator.changesFeedLost();
+    this.keys.changesFeedLost();
     await this.listener.stop();
   }
 

@@ -1,5 +1,6 @@
 /** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
 import { parseArgs } from 'node:util';
+import { parseRfc3339 } from '../common/rfc3339';
 import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
 
 const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban'] as const;
@@ -252,35 +253,18 @@ export function duration(option: string, value: string, zeroAllowed: boolean): n
   return ms;
 }
 
-/** An RFC 3339 date-time with its offset (`Z` or `±hh:mm`), as a real calendar time. */
+/**
+ * An RFC 3339 date-time with its offset (`Z` or `±hh:mm`), as a real calendar time; a space may
+ * stand for the `T`.
+ */
 export function rfc3339(option: string, value: string): Date {
-  const match =
-    /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/.exec(
-      value,
+  const instant = parseRfc3339(value, { spaceSeparator: true });
+  if (instant === undefined) {
+    throw new UsageError(
+      `${option} must be an RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z; got "${value}"`,
     );
-  const invalid = new UsageError(
-    `${option} must be an RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z; got "${value}"`,
-  );
-  if (!match) throw invalid;
-  const [, y, mo, d, h, mi, s, , , sign, oh, om] = match;
-  const offsetMin = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
-  const wallClock = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s);
-  const at = new Date(Date.parse(value.replace(/[t ]/, 'T').replace(/z$/, 'Z')));
-  // Date.parse rolls 30 February over to March: the wall-clock fields must survive the trip.
-  const back = new Date(wallClock);
-  if (
-    Number.isNaN(at.getTime()) ||
-    back.getUTCFullYear() !== +y ||
-    back.getUTCMonth() !== +mo - 1 ||
-    back.getUTCDate() !== +d ||
-    +h > 23 ||
-    +mi > 59 ||
-    +s > 59 ||
-    Math.abs(wallClock - offsetMin * 60_000 - Math.floor(at.getTime() / 1000) * 1000) > 0
-  ) {
-    throw invalid;
   }
-  return at;
+  return new Date(instant);
 }
 
 /** A decimal count as given on the command line; anything else is NaN (refused as a limit). */

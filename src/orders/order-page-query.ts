@@ -1,6 +1,7 @@
 import { ApiException } from '../common/errors/api.exception';
 import { OrderErrors } from './order.errors';
 import { parseInt64 } from '../common/int64';
+import { parseRfc3339 } from '../common/rfc3339';
 import { ORDER_STATUSES, OrderStatus } from './order-status';
 
 /** The sorts of a v2 page; ties are broken by id in the same direction. */
@@ -17,7 +18,7 @@ export interface OrderFilter {
   /** Exact decimal int64. */
   petId?: string;
   complete?: boolean;
-  /** Instants in the canonical form of {@link parseDateTime}: `from <= shipDate < to`. */
+  /** Instants in the canonical form of {@link parseRfc3339}: `from <= shipDate < to`. */
   shipDateFrom?: string;
   shipDateTo?: string;
 }
@@ -87,7 +88,7 @@ export function parseOrderPageQuery(search: string): OrderPageQuery {
   for (const name of ['shipDateFrom', 'shipDateTo'] as const) {
     const value = values.get(name);
     if (value === undefined) continue;
-    const instant = parseDateTime(value);
+    const instant = parseRfc3339(value);
     if (instant === undefined) {
       throw invalid(
         `${name} must be an RFC 3339 date-time with an offset, e.g. 2026-11-22T10:00:00Z ` +
@@ -133,50 +134,6 @@ function parseStatuses(text: string): OrderStatus[] {
   }
   return ORDER_STATUSES.filter((status) => given.has(status));
 }
-
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
-
-/**
- * An RFC 3339 date-time with an offset (`Z` or `±hh:mm`), as the instant it names, in the
- * canonical form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC, microseconds: PostgreSQL's precision; finer
- * digits are dropped). Canonical strings of years 0001..9999 compare like the instants they name.
- * Undefined for anything else: no offset, an impossible date or time, a year that leaves
- * 0001..9999 once in UTC.
- */
-export function parseDateTime(text: string): string | undefined {
-  const match = RFC3339.exec(text);
-  if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
-  // Groups that did not take part in the match are undefined (the types do not say so).
-  const [fraction, zulu] = [match[7], match[8]] as (string | undefined)[];
-  const [sign, offsetHour, offsetMinute] = match.slice(9);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  if (hour > 23 || minute > 59 || second > 59) return undefined;
-  let offsetMinutes = 0;
-  if (zulu === undefined) {
-    const h = Number(offsetHour);
-    const m = Number(offsetMinute);
-    if (h > 23 || m > 59) return undefined;
-    offsetMinutes = (sign === '-' ? -1 : 1) * (h * 60 + m);
-  }
-  const utc = new Date(0);
-  utc.setUTCFullYear(year, month - 1, day);
-  utc.setUTCHours(hour, minute - offsetMinutes, second, 0);
-  const utcYear = utc.getUTCFullYear();
-  if (utcYear < 1 || utcYear > 9999) return undefined;
-  const micros = (fraction ?? '').slice(0, 6).padEnd(6, '0');
-  return `${utc.toISOString().slice(0, 19)}.${micros}Z`;
-}
-
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-function daysInMonth(year: number, month: number): number {
-  return month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1];
-}
-
-const isLeapYear = (year: number): boolean =>
-  (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 
 const isParameter = (name: string): name is Parameter =>
   (PARAMETERS as readonly string[]).includes(name);

@@ -5,6 +5,7 @@ import {
   type ThrottlerModuleOptions,
   type ThrottlerOptions,
 } from '@nestjs/throttler';
+import { KeyLookupBudget } from '../auth/key-lookup-budget';
 import { isPublic } from '../auth/public.decorator';
 import { httpRequestOf, httpResponseOf } from '../common/http/http-context';
 import { RateLimitService } from './rate-limit.service';
@@ -27,6 +28,7 @@ export class PlanThrottlerGuard implements CanActivate {
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
     private readonly reflector: Reflector,
+    private readonly keyLookups: KeyLookupBudget,
     private readonly rateLimit: RateLimitService,
   ) {
     this.throttlers = Array.isArray(options) ? options : options.throttlers;
@@ -39,7 +41,7 @@ export class PlanThrottlerGuard implements CanActivate {
       return true;
     }
     // The limits depend on the key: decide it first (a lookup only within the IP's budget).
-    const decided = this.rateLimit.authenticate(httpRequestOf(context));
+    const decided = this.keyLookups.decideKey(httpRequestOf(context));
     return decided instanceof Promise
       ? decided.then(() => this.count(context))
       : this.count(context);
@@ -65,13 +67,14 @@ export class PlanThrottlerGuard implements CanActivate {
       }
     }
     return pending
-      ? Promise.all(pending).then(() => this.admit(context, windows))
-      : this.admit(context, windows);
+      ? Promise.all(pending).then(() => this.enforce(context, windows))
+      : this.enforce(context, windows);
   }
 
-  private admit(context: ExecutionContext, windows: WindowSpec[]): boolean | Promise<boolean> {
-    const admitted = this.rateLimit.admit(httpRequestOf(context), httpResponseOf(context), windows);
-    return admitted instanceof Promise ? admitted.then(() => true) : true;
+  private enforce(context: ExecutionContext, windows: WindowSpec[]): boolean | Promise<boolean> {
+    const req = httpRequestOf(context);
+    const counted = this.rateLimit.enforceLimits(req, httpResponseOf(context), windows);
+    return counted instanceof Promise ? counted.then(() => true) : true;
   }
 }
 

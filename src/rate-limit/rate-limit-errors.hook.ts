@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { KeyLookupBudget } from '../auth/key-lookup-budget';
 import type { ApiException } from '../common/errors/api.exception';
 import { ErrorResponseHook } from '../common/errors/error-response-hook';
 import { RateLimitService } from './rate-limit.service';
@@ -12,13 +13,27 @@ import { RateLimitService } from './rate-limit.service';
 @Injectable()
 @ErrorResponseHook()
 export class RateLimitErrorsHook implements ErrorResponseHook {
-  constructor(private readonly rateLimit: RateLimitService) {}
+  constructor(
+    private readonly keyLookups: KeyLookupBudget,
+    private readonly rateLimit: RateLimitService,
+  ) {}
 
+  /** Nothing to do (and no promise) for a request already counted, or of a public route. */
   beforeErrorResponse(
     _error: ApiException,
     req: Request,
     res: Response,
   ): Promise<ApiException | undefined> | undefined {
-    return this.rateLimit.admitUncounted(req, res);
+    if (this.rateLimit.isCounted(req)) return undefined;
+    return this.count(req, res);
+  }
+
+  private async count(req: Request, res: Response): Promise<ApiException | undefined> {
+    try {
+      await this.keyLookups.decideKey(req);
+    } catch {
+      // Recorded on the request as authFailure 'unavailable'.
+    }
+    return this.rateLimit.countErrorResponse(req, res);
   }
 }

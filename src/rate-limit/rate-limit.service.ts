@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import '../auth/request-auth';
 import { ApiException } from '../common/errors/api.exception';
@@ -44,7 +43,6 @@ export class RateLimitService {
   constructor(
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
     private readonly keys: ApiKeyStore,
-    private readonly authenticator: ApiKeyAuthenticator,
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     @InjectPinoLogger(RateLimitService.name) private readonly logger: PinoLogger,
@@ -54,45 +52,12 @@ export class RateLimitService {
   }
 
   /**
-   * Decides the request's key (`req.auth` or `req.authFailure`), the database step included. Each
-   * lookup that finds no key costs the client IP one unit of a budget of its own, with the
-   * anonymous limits (60 a minute, 1,000 a day). Past it, a key is looked up only if a key may
-   * have its hash (the authenticator's set of the keys' hashes, current as of the request): a
-   * made-up key is refused unchecked (and counted against the IP like any bad key), a key issued
-   * before the request, seen by this instance or not, is looked up. So a flood of made-up keys
-   * costs at most that budget in lookups, even from a banned IP, and never shuts a valid key out;
-   * the IP's own 429s or ban, a database outage and real keys spend none of it. Synchronous for a
-   * cached key.
-   */
-  authenticate(req: Request): void | Promise<void> {
-    const keyHash = this.authenticator.authenticateFromCache(req);
-    if (keyHash === undefined) return;
-    if (this.authenticator.isKnownKey(keyHash)) return this.lookUp(req, keyHash);
-    // Without a valid key yet, the windows are the anonymous ones.
-    const tracker = `lookup:${clientAddressOf(req)}`;
-    const windows = windowsFor(req);
-    const decide = (states: WindowState[]): void | Promise<void> => {
-      if (states.some((w) => w.count >= w.limit)) {
-        return this.authenticator.decideUnknown(req, keyHash);
-      }
-      return this.lookUp(req, keyHash).then(async () => {
-        if (req.authFailure === 'invalid') await this.storage.hit(tracker, windows, NEVER_BAN);
-      });
-    };
-    const states = this.storage.peek(tracker, windows);
-    return states instanceof Promise ? states.then(decide) : decide(states);
-  }
-
-  private lookUp(req: Request, keyHash: string): Promise<void> {
-    return this.authenticator.lookUpFor(req, keyHash).then(() => undefined);
-  }
-
-  /**
    * Counts the request against its key (or, without a valid key, its IP) and sets the headers.
    * Throws (or rejects with) the 429 when a window is full or the client is banned. Synchronous
-   * when the storage is (the in-process counters): no promise on the path of every request.
+   * when the storage is (the in-process counters): no promise on the path of every request. The
+   * request's key is decided before (`KeyLookupBudget`).
    */
-  admit(
+  enforceLimits(
     req: Request,
     res: Response,
     windows: WindowSpec[] = windowsFor(req),
@@ -175,14 +140,11 @@ export class RateLimitService {
   }
 
   /**
-   * For error responses that never reached the guards (unknown path, 405, 413 …), under a version
-   * or outside every one: count them too and give them their headers, so that no path is free to
-   * flood. Returns the 429 to answer instead, if the client is over. Nothing to do (and no
-   * promise) for a request already counted, or served by a public route (health).
+   * Whether the request has been counted already, or is served by a public route (health), never
+   * counted: then its error response is not counted either.
    */
-  admitUncounted(req: Request, res: Response): Promise<ApiException | undefined> | undefined {
-    if (req.rateLimited) return undefined;
-    return this.admitLate(req, res);
+  isCounted(req: Request): boolean {
+    return req.rateLimited === true;
   }
 
   /**
@@ -193,12 +155,13 @@ export class RateLimitService {
     req.rateLimited = true;
   }
 
-  private async admitLate(req: Request, res: Response): Promise<ApiException | undefined> {
-    try {
-      await this.authenticate(req);
-    } catch {
-      // Recorded on the request as authFailure 'unavailable'.
-    }
+  /**
+   * For error responses that never reached the guards (unknown path, 405, 413 …), under a version
+   * or outside every one, once the request's key is decided: counts them too and gives them their
+   * headers, so that no path is free to flood. Returns the 429 to answer instead, if the client
+   * is over.
+   */
+  async countErrorResponse(req: Request, res: Response): Promise<ApiException | undefined> {
     if (req.authFailure === 'unavailable') {
       // The key could not be checked (the database is down; this error is the 503). Counting the
       // request against the client's IP, at the free plan's numbers, would turn a paying client's
@@ -207,7 +170,7 @@ export class RateLimitService {
       return undefined;
     }
     try {
-      await this.admit(req, res);
+      await this.enforceLimits(req, res);
       return undefined;
     } catch (error) {
       if (error instanceof ApiException) return error;
@@ -225,9 +188,6 @@ export class RateLimitService {
     }
   }
 }
-
-/** Lookups of unknown keys are refused past their budget, never banned: the requests are. */
-const NEVER_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };
 
 /**
  * Whom a request counts against: its valid key's rotation family (a key and its replacement share

@@ -1,0 +1,200 @@
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { ActiveKey, ApiKeyStore } from './api-key.store';
+import { CachedLookup, ChangesFeedState, isTrusted, KEY_CACHE_TTL_MS } from './key-cache-trust';
+import { KnownKeyHashes } from './key-hashes';
+
+export const KEY_CACHE_MAX_ENTRIES = 50_000;
+/**
+ * Hashes found to be no valid key, kept apart from the valid ones: random keys fill (and evict
+ * within) their own space, and can never push a valid key out of the cache.
+ */
+const UNKNOWN_KEY_CACHE_MAX_ENTRIES = 10_000;
+
+/** A resolved key in the cache, with what decides whether it may still be used (`isTrusted`). */
+interface CachedKey extends CachedLookup {
+  key: ActiveKey;
+}
+
+/** A database lookup under way. */
+interface PendingLookup extends CachedLookup {
+  /** The key changed while it was under way: its answer may predate the change. */
+  changed: boolean;
+}
+
+interface Lookup extends PendingLookup {
+  result: Promise<ActiveKey | undefined>;
+}
+
+/**
+ * What this instance knows of the keys, by hash: the keys found valid, the hashes found to be no
+ * key, and the set of the hashes a key may have (`KnownKeyHashes`). Filled from the database,
+ * one lookup per hash at a time; kept current by the key changes feed (`KeyChangesFeed`).
+ *
+ * A cached key is used for {@link KEY_CACHE_TTL_MS}, and for up to ten minutes while the feed is
+ * up: a change to a key arrives from it and drops the key at once (`keyChanged`). See `isTrusted`.
+ */
+@Injectable()
+export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
+  /**
+   * No time to live of its own: `isTrusted` decides, from the entry and the feed, at each use.
+   * Least recently used keys go first when it is full.
+   */
+  private readonly cache = new LRUCache<string, CachedKey>({ max: KEY_CACHE_MAX_ENTRIES });
+
+  /** Never kept longer than {@link KEY_CACHE_TTL_MS}: a key issued later must work at once. */
+  private readonly unknown = new LRUCache<string, true>({
+    max: UNKNOWN_KEY_CACHE_MAX_ENTRIES,
+    ttl: KEY_CACHE_TTL_MS,
+    // Staleness read from the clock at each lookup, not from a clock cached by a new timer every
+    // millisecond: the lookup is on every request.
+    ttlResolution: 0,
+  });
+
+  /**
+   * Database lookups under way, by hash. When a key's cache entry lapses under load, the requests
+   * that carry it at that moment wait for one lookup instead of each sending its own.
+   */
+  private readonly lookups = new Map<string, Lookup>();
+
+  /** Down until `KeyChangesFeed` says it listens. */
+  private readonly feed: ChangesFeedState = {
+    epoch: 0,
+    listening: false,
+    confirmedAt: -Infinity,
+  };
+
+  /**
+   * The hashes of every key that may be valid: a key with another hash is none, which
+   * `KeyLookupBudget` decides without a lookup once the client is past its budget of lookups.
+   */
+  private readonly hashes: KnownKeyHashes;
+
+  constructor(
+    private readonly store: ApiKeyStore,
+    @InjectPinoLogger(KeyCache.name) logger: PinoLogger,
+  ) {
+    this.hashes = new KnownKeyHashes(
+      () => store.keyHashes(),
+      this.feed,
+      (err: unknown) => {
+        logger.warn({ err }, 'could not load the hashes of the keys: tried again when needed');
+      },
+    );
+  }
+
+  /** Loads the keys' hashes in the background: the service starts as it would without them. */
+  onApplicationBootstrap(): void {
+    void this.hashes.load();
+  }
+
+  onApplicationShutdown(): void {
+    this.hashes.stop();
+  }
+
+  /** The cached key of this hash, if it may still be used; an entry that may not is dropped. */
+  cached(keyHash: string): ActiveKey | undefined {
+    const cached = this.cache.get(keyHash);
+    if (cached === undefined) return undefined;
+    if (isTrusted(cached, this.feed, performance.now())) return cached.key;
+    this.cache.delete(keyHash);
+    return undefined;
+  }
+
+  /** Whether this hash was recently found to be no key. */
+  isUnknown(keyHash: string): boolean {
+    return this.unknown.get(keyHash) === true;
+  }
+
+  /** The key of this hash: from the cache, else from the database (one lookup per hash at once). */
+  resolve(keyHash: string): Promise<ActiveKey | undefined> {
+    const cached = this.cached(keyHash);
+    if (cached !== undefined) return Promise.resolve(cached);
+    if (this.isUnknown(keyHash)) return Promise.resolve(undefined);
+    return (this.lookups.get(keyHash) ?? this.startLookUp(keyHash)).result;
+  }
+
+  /**
+   * Whether a key may have this hash (it is in the set of the keys' hashes): then it is looked up
+   * whatever its client's IP has spent of its budget of unknown-key lookups.
+   */
+  isKnownKey(keyHash: string): boolean {
+    return this.hashes.has(keyHash);
+  }
+
+  /**
+   * Whether a key may have this hash, with the set of hashes current as of `now`
+   * (`performance.now()`); a promise when the set must be brought up to date first (see
+   * `KnownKeyHashes.contains`).
+   */
+  mayBeKey(keyHash: string, now: number): boolean | Promise<boolean> {
+    return this.hashes.contains(keyHash, now);
+  }
+
+  /**
+   * The key with this hash changed in the database (the feed said so): forget what this instance
+   * knows of it, and of any lookup of it under way, so that its next request asks the database.
+   */
+  keyChanged(keyHash: string): void {
+    this.hashes.announced(keyHash);
+    this.cache.delete(keyHash);
+    this.unknown.delete(keyHash);
+    const lookup = this.lookups.get(keyHash);
+    if (lookup) lookup.changed = true;
+  }
+
+  /** The feed listens (again) and will report every change committed from `since` on. */
+  changesFeedListening(since: number): void {
+    this.feed.epoch++;
+    this.feed.listening = true;
+    this.feed.confirmedAt = since;
+    this.hashes.feedListening();
+  }
+
+  /** The feed has reported every change committed before `at`. */
+  changesFeedConfirmed(at: number): void {
+    this.feed.confirmedAt = at;
+    this.hashes.feedConfirmed();
+  }
+
+  /** The feed is down: changes may be missed until it listens again. */
+  changesFeedLost(): void {
+    this.feed.epoch++;
+    this.feed.listening = false;
+    this.hashes.feedLost();
+  }
+
+  private startLookUp(keyHash: string): Lookup {
+    // Taken before the database is asked: a change that commits later is either in the answer or
+    // announced after this (while the lookup is under way, or once its answer is cached).
+    const pending: PendingLookup = {
+      lookedUpAt: performance.now(),
+      epoch: this.feed.epoch,
+      changed: false,
+    };
+    const result = this.lookUp(keyHash, pending).finally(() => this.lookups.delete(keyHash));
+    const lookup = Object.assign(pending, { result });
+    this.lookups.set(keyHash, lookup);
+    return lookup;
+  }
+
+  private async lookUp(keyHash: string, pending: PendingLookup): Promise<ActiveKey | undefined> {
+    const key = (await this.store.findActive(keyHash)) ?? undefined;
+    // A key announced as changed meanwhile: the answer serves the requests that waited for it,
+    // but is not kept.
+    const keep = !pending.changed;
+    if (!key) {
+      if (keep) this.unknown.set(keyHash, true);
+      // No key has it now, and an announcement that one does would have reached the feed.
+      if (keep && pending.epoch === this.feed.epoch && this.feed.listening) {
+        this.hashes.notFound(keyHash);
+      }
+      return undefined;
+    }
+    const { lookedUpAt, epoch } = pending;
+    if (keep) this.cache.set(keyHash, { key, lookedUpAt, epoch });
+    this.hashes.found(keyHash);
+    return key;
+  }
+}
