@@ -4,6 +4,7 @@ import { ApiKey } from '../src/auth/api-key.entity';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { CreateApiKeys1763800100000 } from '../src/auth/migrations/1763800100000-create-api-keys';
 import { ApiKeyLifecycle1763900000000 } from '../src/auth/migrations/1763900000000-api-key-lifecycle';
+import { ApiKeyScopes1764200000000 } from '../src/auth/migrations/1764200000000-api-key-scopes';
 import { api, expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
 import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
@@ -206,7 +207,12 @@ describe('the key lifecycle migration', () => {
     );
     await before.destroy();
 
-    const after = await migrate([CreateApiKeys1763800100000, ApiKeyLifecycle1763900000000]);
+    // With the later migrations that add columns to api_keys, so that the entity can be compared.
+    const after = await migrate([
+      CreateApiKeys1763800100000,
+      ApiKeyLifecycle1763900000000,
+      ApiKeyScopes1764200000000,
+    ]);
     try {
       const [row] = await after.query<{ expires_at: Date | null; family_id: string }[]>(
         'SELECT expires_at, family_id FROM api_keys WHERE id = $1',

@@ -55,6 +55,8 @@ describe('keys command-line tool (npm run keys)', () => {
     const issued = JSON.parse(created.stdout) as Record<string, unknown>;
     expect(issued).toMatchObject({ plan: 'pro', name: 'cli test', perMinute: 300, perDay: 10000 });
     expect(issued.key).toMatch(/^sk_[0-9A-Za-z]{43}$/);
+    // Without --scopes: every scope (but keys:admin, granted only by name).
+    expect(issued.scopes).toEqual(['*']);
     expect(created.stdout.trim().split('\n')).toHaveLength(1);
 
     await api(t, issued.key as string)
@@ -156,7 +158,9 @@ describe('keys command-line tool (npm run keys)', () => {
     const listed = await keys('list');
     expect(listed.code).toBe(0);
     const [header, ...rows] = listed.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^ID +NAME +PREFIX +PLAN +LIMITS +STATUS +CREATED +LAST USED +EXPIRES$/);
+    expect(header).toMatch(
+      /^ID +NAME +PREFIX +PLAN +LIMITS +SCOPES +STATUS +CREATED +LAST USED +EXPIRES$/,
+    );
     const row = rows.find((r) => r.startsWith(`${issued.id.slice(0, 8)}  `));
     expect(row).toBeDefined();
     expect(row).not.toContain(issued.id);
@@ -187,6 +191,7 @@ describe('keys command-line tool (npm run keys)', () => {
       expiresAt: issued.expiresAt,
       familyId: issued.id,
       status: 'active',
+      scopes: ['*'],
     });
     expect((await keys('list')).stdout).toMatch(
       new RegExp(
@@ -357,12 +362,72 @@ describe('keys command-line tool (npm run keys)', () => {
       'create --plan',
     ],
     [['--frobnicate'], 'unknown option --frobnicate', 'Commands:'],
+    [
+      ['create', '--plan', 'free', '--scopes', 'orders:read,orders:write'],
+      '--scopes: unknown scope "orders:write"',
+      'create --plan',
+    ],
   ])('refuses %j with our message and the usage, exit code 2', async (args, message, usage) => {
     const result = await keys(...args);
     expect(result).toMatchObject({ code: 2, stdout: '' });
     expect(result.stderr).toContain(`keys: ${message}`);
     expect(result.stderr).toContain(usage);
     expect(result.stderr).not.toContain('positional argument');
+  });
+
+  it('issues a key restricted with --scopes: create, list, show and --json say so, the API follows, a rotation keeps them', async () => {
+    const created = await keys(
+      'create',
+      '--plan',
+      'pro',
+      '--name',
+      'reader',
+      '--scopes',
+      'orders:read',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const issued = JSON.parse(created.stdout) as { id: string; key: string; scopes: string[] };
+    expect(issued.scopes).toEqual(['orders:read']);
+
+    await api(t, issued.key).get('/v1/store/orders').expect(200);
+    const refused = await api(t, issued.key).delete('/v1/store/orders/424242').expect(403);
+    expect(refused.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE', status: 403 });
+    expect(refused.headers['www-authenticate']).toBe(
+      'Bearer realm="store-orders", error="insufficient_scope", scope="orders:cancel"',
+    );
+
+    const row = (await keys('list')).stdout
+      .split('\n')
+      .find((r) => r.startsWith(issued.id.slice(0, 8)));
+    expect(row).toMatch(/ reader .* 300\/min 10000\/day +orders:read +active /);
+    const shown = await keys('show', issued.id);
+    expect(shown.stdout).toMatch(/^Scopes +orders:read$/m);
+    const listed = JSON.parse((await keys('list', '--json')).stdout) as {
+      id: string;
+      scopes: string[];
+    }[];
+    expect(listed.find((k) => k.id === issued.id)?.scopes).toEqual(['orders:read']);
+
+    const rotated = JSON.parse((await keys('rotate', issued.id, '--json')).stdout) as {
+      scopes: string[];
+    };
+    expect(rotated.scopes).toEqual(['orders:read']);
+
+    // Text output: the scopes, and what a key without --scopes has.
+    const plain = await keys('create', '--plan', 'free', '--scopes', 'orders:cancel,orders:read');
+    expect(plain.stdout).toMatch(/^Scopes: orders:cancel, orders:read$/m);
+    const full = await keys('create', '--plan', 'free');
+    expect(full.stdout).toMatch(/^Scopes: \* \(every scope but keys:admin\)$/m);
+  });
+
+  it('lists the scopes it knows in the help of create', async () => {
+    const help = await keys('create', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--scopes LIST');
+    for (const scope of ['orders:read', 'orders:cancel', 'keys:admin']) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${scope} +\\S`, 'm'));
+    }
   });
 
   it('refuses an expiry in the past, writing nothing', async () => {

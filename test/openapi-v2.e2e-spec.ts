@@ -35,6 +35,8 @@ interface Document {
       {
         operationId: string;
         tags: string[];
+        description?: string;
+        'x-required-scopes'?: string[];
         parameters?: Parameter[];
         responses: Record<string, Response>;
       }
@@ -138,6 +140,25 @@ describe('the OpenAPI document of v2', () => {
     );
     expect(doc.info.description).toContain('`INVALID_QUERY` (400)');
     expect(doc.info.description).toContain('`INVALID_CURSOR` (400)');
+  });
+
+  it('states the scope each operation requires, as v1 does: orders:read to list, orders:cancel to cancel', () => {
+    const scopes = {
+      'orders:read': doc.paths['/store/orders'].get,
+      'orders:cancel': doc.paths['/store/orders/{orderId}'].delete,
+    };
+    for (const [scope, operation] of Object.entries(scopes)) {
+      expect(operation['x-required-scopes']).toEqual([scope]);
+      expect(operation.description).toContain(`**Required scope:** \`${scope}\``);
+      const forbidden = operation.responses['403'];
+      expect(Object.keys(forbidden.content?.['application/json'].examples ?? {})).toEqual([
+        'INSUFFICIENT_SCOPE',
+      ]);
+      expect(forbidden.headers?.['WWW-Authenticate']).toEqual(
+        expect.objectContaining({ required: true }),
+      );
+    }
+    expect(doc.info.description).toContain('`INSUFFICIENT_SCOPE` (403)');
   });
 
   it('leaves the v1 document as it was: at /openapi.json and /openapi/v1.json, without v2', async () => {

@@ -32,10 +32,18 @@ interface Document {
 interface Operation {
   operationId: string;
   tags: string[];
+  description?: string;
+  'x-required-scopes'?: string[];
   parameters?: { name: string; in: string; required: boolean; schema: object }[];
   responses: Record<
     string,
-    { headers?: Record<string, object>; content?: Record<string, { schema: object }> }
+    {
+      headers?: Record<string, object>;
+      content?: Record<
+        string,
+        { schema: object; examples?: Record<string, { value: unknown }> }
+      >;
+    }
   >;
 }
 
@@ -118,9 +126,18 @@ describe('the OpenAPI document', () => {
   it('documents every response with its body and headers', () => {
     const list = doc.paths['/store/orders'].get.responses;
     const cancel = doc.paths['/store/orders/{orderId}'].delete.responses;
-    expect(Object.keys(list).sort()).toEqual(['200', '400', '401', '413', '429', '500', '503']);
+    expect(Object.keys(list).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '413',
+      '429',
+      '500',
+      '503',
+    ]);
     expect(Object.keys(cancel).sort()).toEqual(
-      ['204', '400', '401', '404', '409', '413', '429', '500', '503'].sort(),
+      ['204', '400', '401', '403', '404', '409', '413', '429', '500', '503'].sort(),
     );
     expect(cancel['204'].content).toBeUndefined();
     for (const [status, response] of [...Object.entries(list), ...Object.entries(cancel)]) {
@@ -129,13 +146,42 @@ describe('the OpenAPI document', () => {
         expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
       );
       if (status === '429' || status === '503') expect(headers).toContain('Retry-After');
-      if (status === '401') expect(headers).toContain('WWW-Authenticate');
+      if (status === '401' || status === '403') expect(headers).toContain('WWW-Authenticate');
       if (Number(status) >= 400) {
         expect(response.content?.['application/json'].schema).toEqual({
           $ref: '#/components/schemas/Error',
         });
       }
     }
+  });
+
+  it('states the scope each operation requires, in its description and x-required-scopes, with its 403', () => {
+    const scopes = {
+      'orders:read': doc.paths['/store/orders'].get,
+      'orders:cancel': doc.paths['/store/orders/{orderId}'].delete,
+    };
+    for (const [scope, operation] of Object.entries(scopes)) {
+      expect(operation['x-required-scopes']).toEqual([scope]);
+      expect(operation.description).toContain(`**Required scope:** \`${scope}\``);
+      const forbidden = operation.responses['403'];
+      expect(forbidden.content?.['application/json'].examples?.INSUFFICIENT_SCOPE.value).toEqual({
+        code: 'INSUFFICIENT_SCOPE',
+        message: expect.stringContaining(scope),
+        status: 403,
+      });
+      expect(forbidden.headers?.['WWW-Authenticate']).toEqual(
+        expect.objectContaining({
+          required: true,
+          description: expect.stringContaining(
+            `Bearer realm="store-orders", error="insufficient_scope", scope="${scope}"`,
+          ),
+        }),
+      );
+    }
+    expect(doc.info.description).toContain('`INSUFFICIENT_SCOPE` (403)');
+    expect(JSON.stringify(doc.components.schemas.Error.properties.code)).toContain(
+      'INSUFFICIENT_SCOPE',
+    );
   });
 
   it('documents every route served under /v1, and serves every operation it documents', async () => {

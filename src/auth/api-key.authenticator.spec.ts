@@ -13,6 +13,7 @@ const KEY: ActiveKey = {
   limits: { perMinute: 300, perDay: 10_000 },
   bannedUntil: null,
   expiresAt: null,
+  scopes: ['*'],
 };
 
 /** A store whose lookups stay pending until the test settles them. */

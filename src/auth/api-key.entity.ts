@@ -55,6 +55,13 @@ export class ApiKey {
   @Column({ name: 'family_id', type: 'uuid', nullable: true })
   familyId!: string | null;
 
+  /**
+   * What the key may do (`scopes.ts`), sorted; null: every scope but `keys:admin`, as for the
+   * keys issued before scopes existed.
+   */
+  @Column({ type: 'text', array: true, nullable: true })
+  scopes!: string[] | null;
+
   /** Set by the rate limiter when the key keeps sending after its 429s; cleared by `keys unban`. */
   @Column({ name: 'banned_until', type: 'timestamptz', nullable: true })
   bannedUntil!: Date | null;

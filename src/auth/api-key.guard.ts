@@ -1,12 +1,13 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
 import { httpRequestOf } from '../common/http/http-context';
+import { perRoute } from '../common/http/route-metadata';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
-import { AuthErrors } from './auth.errors';
+import { AuthErrors, insufficientScopeMessage } from './auth.errors';
 import { isPublic } from './public.decorator';
+import { grantsScope, requiredScopeOf } from './scopes';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 
@@ -27,6 +28,16 @@ export function unauthorized(req: Request): ApiException {
   return new ApiException(AuthErrors.UNAUTHORIZED, undefined, { 'WWW-Authenticate': challenge });
 }
 
+/**
+ * The 403 of a valid key without the scope the route needs (contract §9), with the challenge of
+ * RFC 6750 §3.1 naming that scope.
+ */
+export function insufficientScope(scope: string): ApiException {
+  return new ApiException(AuthErrors.INSUFFICIENT_SCOPE, insufficientScopeMessage(scope), {
+    'WWW-Authenticate': `${WWW_AUTHENTICATE}, error="insufficient_scope", scope="${scope}"`,
+  });
+}
+
 /** More than one Authorization header: 400 (RFC 6750 §3.1), never a guess at which one counts. */
 export function ambiguousCredentials(): ApiException {
   return new ApiException(CommonErrors.BAD_REQUEST, 'Send exactly one Authorization header', {
@@ -34,26 +45,36 @@ export function ambiguousCredentials(): ApiException {
   });
 }
 
-/** Last of the global guard chain: a route that is not `@Public()` needs a valid key. */
+/** The scope each route needs (`@RequireScope()`), read once per route. */
+const requiredScope = perRoute(requiredScopeOf);
+
+/**
+ * Last of the global guard chain: a route that is not `@Public()` needs a valid key (401), and
+ * that key needs the scope the route declares, if any (403). It runs after the rate limiter, so
+ * a 403 has counted against the key's limits and carries the headers, as a 401 does. The key's
+ * scopes are cached with it: the check asks nothing of the database.
+ */
 @Injectable()
 export class RequireApiKeyGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly authenticator: ApiKeyAuthenticator,
-  ) {}
+  constructor(private readonly authenticator: ApiKeyAuthenticator) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (isPublic(this.reflector, context)) return true;
+    if (isPublic(context)) return true;
     const req = httpRequestOf(context);
+    const scope = requiredScope(context);
     // Undecided only on a route that skipped the rate limiter: then it is looked up here.
     if (!req.auth && !req.authFailure)
-      return this.authenticator.authenticate(req).then(() => requireKey(req));
-    return requireKey(req);
+      return this.authenticator.authenticate(req).then(() => requireKey(req, scope));
+    return requireKey(req, scope);
   }
 }
 
-function requireKey(req: Request): true {
-  if (req.auth) return true;
+function requireKey(req: Request, scope: string | undefined): true {
+  const key = req.auth;
+  if (key) {
+    if (scope === undefined || grantsScope(key.scopes, scope)) return true;
+    throw insufficientScope(scope);
+  }
   if (req.authFailure === 'ambiguous') throw ambiguousCredentials();
   throw unauthorized(req);
 }

@@ -3,6 +3,7 @@ import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { limitsOf, Plan, planLimitsProblem, RateLimits } from '../plans/plans';
 import { ApiKey } from './api-key.entity';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
+import { scopesOf, scopesProblem, storedScopes } from './scopes';
 
 export interface IssueKeyRequest {
   plan: Plan;
@@ -11,6 +12,8 @@ export interface IssueKeyRequest {
   limits?: RateLimits;
   /** When the key stops working; never when absent. Must be in the future. */
   expiresAt?: Date;
+  /** Known scopes, or `*`; absent: every scope but `keys:admin`. */
+  scopes?: readonly string[];
 }
 
 /** A newly issued key: the only moment its plaintext exists outside the client. */
@@ -24,6 +27,7 @@ export interface IssuedKey {
   createdAt: Date;
   expiresAt: Date | null;
   familyId: string;
+  scopes: readonly string[];
 }
 
 /** What a request's key resolves to; on the request as `req.auth`. */
@@ -36,6 +40,8 @@ export interface ActiveKey {
   bannedUntil: Date | null;
   /** Compared with the clock on every use: a cached key is never honoured past it. */
   expiresAt: Date | null;
+  /** What the key may do (`*`: every scope but `keys:admin`): cached with it, like the rest. */
+  scopes: readonly string[];
 }
 
 export type KeySummary = Omit<ApiKey, 'keyHash'>;
@@ -108,6 +114,8 @@ export class ApiKeyStore {
   async issue(request: IssueKeyRequest): Promise<IssuedKey> {
     const problem = planLimitsProblem(request.plan, request.limits);
     if (problem !== undefined) throw new InvalidKeyRequestError(problem);
+    const scopesWrong = request.scopes && scopesProblem(request.scopes);
+    if (scopesWrong) throw new InvalidKeyRequestError(scopesWrong);
     const { limits } = request;
     assertFuture(request.expiresAt);
     return this.insert(this.dataSource.manager, {
@@ -117,13 +125,15 @@ export class ApiKeyStore {
       perMinute: limits?.perMinute ?? null,
       perDay: limits?.perDay ?? null,
       expiresAt: request.expiresAt ?? null,
+      scopes: storedScopes(request.scopes),
     });
   }
 
   /**
-   * Issues a replacement for a key: same name, plan and limits, same family (so the two share one
-   * rate-limit budget and one ban), and ends the old key's life `graceMs` from now (sooner if it
-   * already expires sooner). One transaction, the old row locked: two rotations cannot interleave.
+   * Issues a replacement for a key: same name, plan, limits and scopes, same family (so the two
+   * share one rate-limit budget and one ban), and ends the old key's life `graceMs` from now
+   * (sooner if it already expires sooner). One transaction, the old row locked: two rotations
+   * cannot interleave.
    */
   async rotate(ref: string, graceMs: number, expiresAt?: Date): Promise<Rotation> {
     assertFuture(expiresAt);
@@ -144,6 +154,7 @@ export class ApiKeyStore {
         perMinute: old.perMinute,
         perDay: old.perDay,
         expiresAt: expiresAt ?? null,
+        scopes: old.scopes,
         // A rotation does not lift a ban: the family is banned, whichever key it sends.
         bannedUntil: old.bannedUntil,
       });
@@ -184,6 +195,7 @@ export class ApiKeyStore {
       createdAt: saved.createdAt,
       expiresAt: saved.expiresAt,
       familyId: familyOf(saved),
+      scopes: scopesOf(saved),
     };
   }
 
@@ -291,6 +303,7 @@ export class ApiKeyStore {
         perDay: true,
         bannedUntil: true,
         expiresAt: true,
+        scopes: true,
       },
       where: { keyHash: In([...new Set(hashes)]), revokedAt: IsNull() },
     });
@@ -305,6 +318,7 @@ export class ApiKeyStore {
         limits: limitsOf(row),
         bannedUntil: row.bannedUntil,
         expiresAt: row.expiresAt,
+        scopes: scopesOf(row),
       };
     });
   }

@@ -7,4 +7,14 @@ export const AuthErrors = defineErrorCodes({
     status: HttpStatus.UNAUTHORIZED,
     message: 'A valid API key is required: send Authorization: Bearer <API_KEY>',
   },
+  /** A valid key without the scope the route needs (contract §9); the message names the scope. */
+  INSUFFICIENT_SCOPE: {
+    status: HttpStatus.FORBIDDEN,
+    message: 'The API key lacks the scope this operation requires',
+  },
 });
+
+/** The 403's message: names the scope the key lacks. */
+export function insufficientScopeMessage(scope: string): string {
+  return `The API key lacks the scope ${scope}, which this operation requires`;
+}

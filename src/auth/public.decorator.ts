@@ -1,6 +1,6 @@
-import { applyDecorators, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { applyDecorators, type ExecutionContext, SetMetadata, type Type } from '@nestjs/common';
 import { DECORATORS } from '@nestjs/swagger';
+import { perRoute, routeMetadata } from '../common/http/route-metadata';
 
 export const IS_PUBLIC = 'store-orders:is-public';
 
@@ -13,26 +13,13 @@ export const IS_PUBLIC = 'store-orders:is-public';
 export const Public = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(IS_PUBLIC, true), SetMetadata(DECORATORS.API_SECURITY, []));
 
-/** Answers of {@link isPublic} by controller and handler: metadata does not change at run time. */
-const publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
+/** Whether a handler of a controller (or the whole controller) is `@Public()`. */
+export function isPublicRoute(handler: object, controller: Type): boolean {
+  return routeMetadata<boolean>(IS_PUBLIC, handler, controller) === true;
+}
 
 /**
- * Whether the handling route (or its controller) is `@Public()`. Asked by each guard of every
- * request, so the metadata is read once per route.
+ * Whether the handling route is `@Public()`. Asked by each guard of every request, so the
+ * metadata is read once per route.
  */
-export function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
-  const controller = context.getClass();
-  const handler = context.getHandler();
-  let byHandler = publicRoutes.get(controller);
-  if (!byHandler) {
-    byHandler = new WeakMap();
-    publicRoutes.set(controller, byHandler);
-  }
-  let answer = byHandler.get(handler);
-  if (answer === undefined) {
-    answer =
-      reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, controller]) === true;
-    byHandler.set(handler, answer);
-  }
-  return answer;
-}
+export const isPublic: (context: ExecutionContext) => boolean = perRoute(isPublicRoute);

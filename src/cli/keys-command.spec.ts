@@ -1,4 +1,13 @@
-import { DEFAULT_GRACE_MS, duration, parseCommand, rfc3339, UsageError } from './keys-command';
+// A feature's scopes, as the keys tool loads them (scope-declarations.ts) before it parses.
+import '../orders/order.scopes';
+import {
+  DEFAULT_GRACE_MS,
+  duration,
+  parseCommand,
+  rfc3339,
+  UsageError,
+  usageOf,
+} from './keys-command';
 
 describe('keys command arguments', () => {
   it('reads create with its options', () => {
@@ -100,6 +109,50 @@ describe('keys command arguments', () => {
     });
     expect(error(['rotate', 'x', '--grace', 'soon'])).toMatchObject({ command: 'rotate' });
     expect(error(['--nope'])).toMatchObject({ command: undefined });
+  });
+
+  it('reads --scopes: the scopes features declare, or *, comma-separated', () => {
+    expect(parseCommand(['create', '--plan', 'free'])).toMatchObject({ scopes: undefined });
+    expect(parseCommand(['create', '--plan', 'free', '--scopes', 'orders:read'])).toMatchObject({
+      scopes: ['orders:read'],
+    });
+    expect(
+      parseCommand(['create', '--plan', 'free', '--scopes', 'orders:read, orders:cancel']),
+    ).toMatchObject({ scopes: ['orders:read', 'orders:cancel'] });
+    expect(parseCommand(['create', '--plan', 'free', '--scopes', '*,keys:admin'])).toMatchObject({
+      scopes: ['*', 'keys:admin'],
+    });
+  });
+
+  it.each([
+    ['orders:write', 'unknown scope "orders:write"'],
+    ['orders:read,pets:read', 'unknown scope "pets:read"'],
+    ['ORDERS:READ', 'unknown scope "ORDERS:READ"'],
+    ['', 'at least one scope'],
+    [',', 'at least one scope'],
+  ])('refuses --scopes %p, naming what is wrong, with the usage of create', (value, message) => {
+    let error: unknown;
+    try {
+      parseCommand(['create', '--plan', 'free', '--scopes', value]);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error).toMatchObject({ command: 'create' });
+    expect((error as UsageError).message).toContain(message);
+  });
+
+  it('refuses --scopes on any command but create', () => {
+    expect(() => parseCommand(['rotate', 'abcd', '--scopes', 'orders:read'])).toThrow(
+      'rotate does not take --scopes',
+    );
+  });
+
+  it("lists the known scopes in create's help, with what each grants", () => {
+    const help = usageOf('create');
+    expect(help).toContain('--scopes LIST');
+    expect(help).toMatch(/^ {2}orders:read +List the orders/m);
+    expect(help).toMatch(/^ {2}keys:admin +The admin API/m);
   });
 
   it.each([

@@ -1,21 +1,46 @@
 /** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
 import { parseArgs } from 'node:util';
+import { EVERY_SCOPE, KEYS_ADMIN, knownScopes, scopesProblem } from '../auth/scopes';
 import { parseRfc3339 } from '../common/rfc3339';
 import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
 
 const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
-/** Each command's synopsis and help, and the options it takes (besides --help). */
-const COMMANDS: Record<CommandName, { synopsis: string; help: string; options: string[] }> = {
+/**
+ * Each command's synopsis and help (a function where it lists what is known only once the
+ * features' scopes are loaded), and the options it takes (besides --help).
+ */
+const COMMANDS: Record<
+  CommandName,
+  { synopsis: string; help: string | (() => string); options: string[] }
+> = {
   create: {
-    synopsis: `create --plan <${PLANS.join('|')}> [--name TEXT] [--per-minute N --per-day N] [--expires-in DURATION | --expires-at TIME] [--json]`,
-    help: `Issue a key and print it once. Enterprise keys need both limits; other plans have fixed ones.
+    synopsis: `create --plan <${PLANS.join('|')}> [--name TEXT] [--per-minute N --per-day N] [--expires-in DURATION | --expires-at TIME] [--scopes LIST] [--json]`,
+    help: () => `Issue a key and print it once. Enterprise keys need both limits; other plans have fixed ones.
   --expires-in 90d          The key stops working after this long (units: s, m, h, d).
   --expires-at TIME         ... or at this RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z.
+  --scopes LIST             Restrict the key to these scopes, comma-separated, e.g.
+                            orders:read,orders:cancel. Without it the key has every scope (${EVERY_SCOPE}),
+                            those added later included, but ${KEYS_ADMIN}, granted only by name
+                            (--scopes '${EVERY_SCOPE},${KEYS_ADMIN}': every scope and the admin API).
   --json                    One JSON object: {id, key, name, prefix, plan, perMinute, perDay,
-                            createdAt, expiresAt, familyId}.`,
-    options: ['plan', 'name', 'per-minute', 'per-day', 'expires-in', 'expires-at', 'json'],
+                            createdAt, expiresAt, familyId, scopes}.
+
+Scopes:
+${knownScopes()
+  .map(({ name, description }) => `  ${name.padEnd(24)}  ${description}`.trimEnd())
+  .join('\n')}`,
+    options: [
+      'plan',
+      'name',
+      'per-minute',
+      'per-day',
+      'expires-in',
+      'expires-at',
+      'scopes',
+      'json',
+    ],
   },
   list: {
     synopsis: 'list [--json]',
@@ -65,7 +90,7 @@ Run \`npm run keys -- <command> --help\` for a command's options; --version prin
 /** The help of one command. */
 export function usageOf(name: CommandName): string {
   const { synopsis, help } = COMMANDS[name];
-  return `Usage: npm run keys -- ${synopsis}\n\n${help}\n`;
+  return `Usage: npm run keys -- ${synopsis}\n\n${typeof help === 'string' ? help : help()}\n`;
 }
 
 /** Bad arguments: nothing was done. Names the command whose usage to show, when known. */
@@ -88,6 +113,8 @@ export type Command =
       label?: string;
       limits?: RateLimits;
       expiry?: Expiry;
+      /** Absent: every scope but `keys:admin`. */
+      scopes?: string[];
       json: boolean;
     }
   | { name: 'list'; json: boolean }
@@ -148,6 +175,7 @@ function parseOptions(argv: string[]) {
       'expires-in': { type: 'string' },
       'expires-at': { type: 'string' },
       grace: { type: 'string' },
+      scopes: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -181,6 +209,7 @@ function commandOf(name: CommandName, values: Values, rest: string[]): Command {
         label: values.name,
         limits: limits as RateLimits | undefined,
         expiry: expiryOf(values['expires-in'], values['expires-at']),
+        scopes: scopesOption(values.scopes),
         json: values.json,
       };
     }
@@ -265,6 +294,21 @@ export function rfc3339(option: string, value: string): Date {
     );
   }
   return new Date(instant);
+}
+
+/**
+ * `--scopes a:b,c:d`: each a scope a feature declares, or `*`. Checked here, with the same rule
+ * the store applies, so that a wrong one is a usage error.
+ */
+function scopesOption(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const scopes = value
+    .split(',')
+    .map((scope) => scope.trim())
+    .filter((scope) => scope !== '');
+  const problem = scopesProblem(scopes);
+  if (problem !== undefined) throw new UsageError(`--scopes: ${problem}`);
+  return scopes;
 }
 
 /** A decimal count as given on the command line; anything else is NaN (refused as a limit). */

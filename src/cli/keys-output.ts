@@ -1,5 +1,6 @@
 /** What the `keys` tool prints: for people (tables, relative times) and for scripts (`--json`). */
 import { familyOf, IssuedKey, KeySummary, Rotation } from '../auth/api-key.store';
+import { EVERY_SCOPE, KEYS_ADMIN, scopesOf } from '../auth/scopes';
 import { limitsOf } from '../plans/plans';
 import { relativeTime } from './relative-time';
 
@@ -23,6 +24,8 @@ export interface KeyJson {
   expiresAt: string | null;
   familyId: string;
   status: KeyStatus;
+  /** `["*"]`: every scope but `keys:admin`. */
+  scopes: string[];
 }
 
 export function shortId(id: string): string {
@@ -54,6 +57,7 @@ export function keyJson(key: KeySummary, now = Date.now()): KeyJson {
     expiresAt: key.expiresAt?.toISOString() ?? null,
     familyId: familyOf(key),
     status: statusOf(key, now),
+    scopes: [...scopesOf(key)],
   };
 }
 
@@ -69,6 +73,7 @@ export function issuedJson(key: IssuedKey): Record<string, unknown> {
     createdAt: key.createdAt.toISOString(),
     expiresAt: key.expiresAt?.toISOString() ?? null,
     familyId: key.familyId,
+    scopes: [...key.scopes],
   };
 }
 
@@ -77,6 +82,14 @@ export function rotationJson({ issued, previous }: Rotation): Record<string, unk
     ...issuedJson(issued),
     rotated: { id: previous.id, expiresAt: previous.expiresAt?.toISOString() ?? null },
   };
+}
+
+/** A key's scopes for people: `orders:read, orders:cancel`, or what `*` stands for. */
+export function describeScopes(scopes: readonly string[]): string {
+  if (scopes.length === 1 && scopes[0] === EVERY_SCOPE) {
+    return `${EVERY_SCOPE} (every scope but ${KEYS_ADMIN})`;
+  }
+  return scopes.join(', ');
 }
 
 /** An absolute time and how far it is from now: `2026-11-23T12:00:00.000Z (3 minutes ago)`. */
@@ -88,6 +101,7 @@ export function describeIssued(key: IssuedKey, now = Date.now()): string {
   return [
     `Created ${key.plan} key ${key.id}${key.name ? ` (${key.name})` : ''}`,
     `Limits: ${key.limits.perMinute} per minute, ${key.limits.perDay} per day`,
+    `Scopes: ${describeScopes(key.scopes)}`,
     `Expires: ${key.expiresAt ? when(key.expiresAt, now) : 'never'}`,
     `Key (shown once, store it now): ${key.key}`,
     '',
@@ -105,6 +119,7 @@ export function describeRotation({ issued, previous }: Rotation, now = Date.now(
     'Both share one rate-limit budget and one ban meanwhile.',
     `New ${issued.plan} key ${issued.id}`,
     `Limits: ${issued.limits.perMinute} per minute, ${issued.limits.perDay} per day`,
+    `Scopes: ${describeScopes(issued.scopes)}`,
     `Expires: ${issued.expiresAt ? when(issued.expiresAt, now) : 'never'}`,
     `Key (shown once, store it now): ${issued.key}`,
     '',
@@ -122,6 +137,7 @@ export function keyTable(keys: KeySummary[], now = Date.now()): string {
       `${key.prefix}…`,
       key.plan,
       `${k.perMinute}/min ${k.perDay}/day`,
+      k.scopes.join(','),
       statusCell(key, now),
       relativeTime(key.createdAt, now),
       key.lastUsedAt ? relativeTime(key.lastUsedAt, now) : 'never',
@@ -134,6 +150,7 @@ export function keyTable(keys: KeySummary[], now = Date.now()): string {
     'PREFIX',
     'PLAN',
     'LIMITS',
+    'SCOPES',
     'STATUS',
     'CREATED',
     'LAST USED',
@@ -167,6 +184,7 @@ export function describeKey(key: KeySummary, family: KeySummary[], now = Date.no
     ['Name', key.name ?? ''],
     ['Prefix', `${key.prefix}…`],
     ['Plan', `${key.plan} (${limits.perMinute} per minute, ${limits.perDay} per day)`],
+    ['Scopes', describeScopes(scopesOf(key))],
     ['Status', statusCell(key, now)],
     ['Created', when(key.createdAt, now)],
     ['Last used', key.lastUsedAt ? when(key.lastUsedAt, now) : 'never'],

@@ -28,6 +28,7 @@ import {
   rotationJson,
 } from './keys-output';
 import { relativeTime } from './relative-time';
+import { loadScopeDeclarations } from './scope-declarations';
 
 type StoreCommand = Exclude<Command, { name: 'help' | 'version' }>;
 
@@ -42,6 +43,7 @@ async function run(command: StoreCommand, store: ApiKeyStore): Promise<number> {
         name: command.label,
         limits: command.limits,
         expiresAt: command.expiry && expiryDate(command.expiry),
+        scopes: command.scopes,
       });
       if (command.json) printJson(issuedJson(issued));
       else print(describeIssued(issued));
@@ -96,6 +98,8 @@ function version(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // Every feature's scopes, before `--scopes` is checked against them (and `--help` lists them).
+  loadScopeDeclarations();
   let command: Command;
   try {
     command = parseCommand(argv);

@@ -3,6 +3,7 @@ import { lifecycleOf, type RouteDeprecation, type RouteLifecycle } from '../comm
 import { CommonErrors } from '../common/errors/error-code';
 import type { ServedRoute } from '../common/http/route-table';
 import { errorExample, RATE_LIMIT_HEADERS } from './api-responses.decorator';
+import { routeOperations } from './route-operations';
 
 const string = { type: 'string' } as const;
 
@@ -98,13 +99,8 @@ export function describeApiLifecycle(
   routes: readonly ServedRoute[],
   version: string,
 ): void {
-  for (const route of routes) {
-    if (route.version !== version) continue;
+  for (const { route, operation } of routeOperations(document, routes, version)) {
     const lifecycle = lifecycleOf(route.controller, route.handler);
-    if (!lifecycle) continue;
-    const path = route.path.replace(/:(\w+)/g, '{$1}');
-    const item = document.paths[path] as Record<string, OperationObject | undefined> | undefined;
-    const operation = item?.[route.method.toLowerCase()];
-    if (operation) describeOperation(operation, lifecycle);
+    if (lifecycle) describeOperation(operation, lifecycle);
   }
 }

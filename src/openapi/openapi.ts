@@ -11,6 +11,7 @@ import { AppConfig } from '../config/app-config';
 import { PLAN_LIMITS } from '../plans/plans';
 import { describeApiLifecycle } from './api-lifecycle.openapi';
 import { ApiTagDefinition } from './api-tag.decorator';
+import { describeRequiredScopes } from './required-scopes.openapi';
 import { selfServerUrl, versionedServerUrl } from './server-url';
 
 /** The v1 document, as it has always been served, and Swagger UI on it. */
@@ -49,6 +50,11 @@ const commonSections = (codes: readonly ErrorCode[]): string => `## Authenticati
 Every operation needs an API key, sent as a bearer token: \`Authorization: Bearer <API_KEY>\`
 (keys look like \`sk_\` followed by 43 base62 characters and are issued by the operator).
 A missing or invalid key is answered \`401 UNAUTHORIZED\` with a \`WWW-Authenticate\` challenge.
+
+A key may be restricted to scopes (\`orders:read\`, \`orders:cancel\` ...). An operation that
+needs one names it in its description and in \`x-required-scopes\`; a valid key without it is
+answered \`403 INSUFFICIENT_SCOPE\` with \`WWW-Authenticate: Bearer realm="store-orders",
+error="insufficient_scope", scope="<scope>"\`, and the request counts against the key's limits.
 
 ## Plans and rate limits
 | plan | per minute | per day |
@@ -177,6 +183,8 @@ export function createOpenApiDocuments(
         builder.addServer(versionedServerUrl(config.stagingBaseUrl, version), 'Staging');
       }
       const document = SwaggerModule.createDocument(app, builder.build());
+      // Scopes first: the 403 they add is a response of the operation like the others.
+      describeRequiredScopes(document, routes, version);
       describeApiLifecycle(document, routes, version);
       return [version, versionDocument(document, version)];
     }),

@@ -6,6 +6,8 @@ import { OrderErrors } from './order.errors';
 import { RawQuery } from '../common/http/raw-query.decorator';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
+import { RequireScope } from '../auth/scopes';
+import { OrderScopes } from './order.scopes';
 import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
 import { sendOrderPage } from './order-page';
 import { type OrderPageQuery } from './order-page-query';
@@ -25,6 +27,7 @@ export class OrdersV2Controller {
     private readonly orders: OrdersService,
   ) {}
 
+  @RequireScope(OrderScopes.READ)
   @Get()
   @ApiOperation({
     operationId: 'listOrders',
@@ -77,6 +80,7 @@ export class OrdersV2Controller {
     sendOrderPage(res, query.search, await this.pages.find(query));
   }
 
+  @RequireScope(OrderScopes.CANCEL)
   @Delete(':orderId')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiCancelOrder()

@@ -6,6 +6,8 @@ import { constantHeaderSetter } from '../common/http/response-header';
 import { JsonStreamSender } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
+import { RequireScope } from '../auth/scopes';
+import { OrderScopes } from './order.scopes';
 import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
 import { OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
@@ -24,6 +26,7 @@ export class OrdersController {
     @InjectPinoLogger(OrdersController.name) private readonly logger: PinoLogger,
   ) {}
 
+  @RequireScope(OrderScopes.READ)
   @Get()
   @ApiOperation({
     operationId: 'listOrders',
@@ -64,6 +67,7 @@ export class OrdersController {
     });
   }
 
+  @RequireScope(OrderScopes.CANCEL)
   @Delete(':orderId')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiCancelOrder()

@@ -13,8 +13,8 @@ import { OrdersService } from './orders.service';
 
 /**
  * Orders: list them (v1: all at once; v2: filtered, sorted, paged), cancel one. Owns its entity
- * (registered here), its migrations (`migrations/`), its error codes (`order.errors.ts`) and its
- * OpenAPI tag (on the controllers).
+ * (registered here), its migrations (`migrations/`), its error codes (`order.errors.ts`), its
+ * scopes (`order.scopes.ts`) and its OpenAPI tag (on the controllers).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Order])],

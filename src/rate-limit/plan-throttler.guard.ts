@@ -1,5 +1,4 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import {
   InjectThrottlerOptions,
   type ThrottlerModuleOptions,
@@ -27,7 +26,6 @@ export class PlanThrottlerGuard implements CanActivate {
 
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
-    private readonly reflector: Reflector,
     private readonly keyLookups: KeyLookupBudget,
     private readonly rateLimit: RateLimitService,
   ) {
@@ -36,7 +34,7 @@ export class PlanThrottlerGuard implements CanActivate {
 
   /** Synchronous while the key is cached and the storage is: no promise on every request. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (isPublic(this.reflector, context)) {
+    if (isPublic(context)) {
       this.rateLimit.exempt(httpRequestOf(context));
       return true;
     }

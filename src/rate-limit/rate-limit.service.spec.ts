@@ -61,6 +61,7 @@ describe("RateLimitService's decisions, on a fake clock", () => {
     limits: { perMinute, perDay },
     bannedUntil: null,
     expiresAt: null,
+    scopes: ['*'],
   });
 
   const requestOf = (auth: ActiveKey | undefined, ip = '203.0.113.9'): Request =>

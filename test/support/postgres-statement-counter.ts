@@ -73,6 +73,13 @@ export class PostgresStatementCounter {
     return this.counts.get(text) ?? 0;
   }
 
+  /** Statements sent so far whose text matches `pattern`, whatever their exact text. */
+  countMatching(pattern: RegExp): number {
+    let total = 0;
+    for (const [text, count] of this.counts) if (pattern.test(text)) total += count;
+    return total;
+  }
+
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
