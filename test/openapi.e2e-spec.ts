@@ -39,10 +39,7 @@ interface Operation {
     string,
     {
       headers?: Record<string, object>;
-      content?: Record<
-        string,
-        { schema: object; examples?: Record<string, { value: unknown }> }
-      >;
+      content?: Record<string, { schema: object; examples?: Record<string, { value: unknown }> }>;
     }
   >;
 }

@@ -233,6 +233,7 @@ describe('scopes (contract §9) through HTTP', () => {
     await api(t, key).get('/v1/store/orders').expect(200);
     const lookups = (): number => database.countMatching(/^SELECT .*"scopes"/s);
     const before = lookups();
+    expect(before).toBeGreaterThanOrEqual(1);
     for (let i = 0; i < 10; i++) {
       await api(t, key).get('/v1/store/orders').expect(200);
       await api(t, key).delete(`/v1/store/orders/${id}`).expect(403);
@@ -242,14 +243,16 @@ describe('scopes (contract §9) through HTTP', () => {
     expect(lookups() - before).toBeLessThanOrEqual(1);
   });
 
-  it('states the scope of every scoped operation in its version\'s document, a module\'s too', async () => {
+  it("states the scope of every scoped operation in its version's document, a module's too", async () => {
     const routes = t.app.get(RouteTable).routes;
     const scoped = routes.flatMap((route) => {
       const handler = (route.controller.prototype as Record<string, object>)[route.handler];
       const scope = requiredScopeOf(handler, route.controller);
       return scope === undefined ? [] : [{ route, scope }];
     });
-    expect(scoped.map(({ route, scope }) => `${route.method} ${route.path} ${scope}`).sort()).toEqual(
+    expect(
+      scoped.map(({ route, scope }) => `${route.method} ${route.path} ${scope}`).sort(),
+    ).toEqual(
       [
         'DELETE /v1/store/orders/:orderId orders:cancel',
         'DELETE /v1/widgets/:id widgets:write',
@@ -282,7 +285,9 @@ describe('scopes (contract §9) through HTTP', () => {
 
   it('has every scope a route of the service needs declared where the keys tool finds it', () => {
     const files = loadScopeDeclarations().map((file) => file.replace(/\\/g, '/'));
-    expect(files).toEqual(expect.arrayContaining([expect.stringMatching(/orders\/order\.scopes\.ts$/)]));
+    expect(files).toEqual(
+      expect.arrayContaining([expect.stringMatching(/orders\/order\.scopes\.ts$/)]),
+    );
     const declared = new Map(knownScopes().map(({ name, description }) => [name, description]));
     for (const scope of ['orders:read', 'orders:cancel', 'keys:admin', 'widgets:write']) {
       expect({ scope, description: declared.get(scope) }).toEqual({

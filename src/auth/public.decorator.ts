@@ -15,7 +15,7 @@ export const Public = (): MethodDecorator & ClassDecorator =>
 
 /** Whether a handler of a controller (or the whole controller) is `@Public()`. */
 export function isPublicRoute(handler: object, controller: Type): boolean {
-  return routeMetadata<boolean>(IS_PUBLIC, handler, controller) === true;
+  return routeMetadata(IS_PUBLIC, handler, controller) === true;
 }
 
 /**

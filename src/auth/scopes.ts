@@ -90,7 +90,7 @@ export function RequireScope(scope: string): ClassDecorator & MethodDecorator {
 
 /** The scope one handler of a controller needs: its own, else its controller's; none: undefined. */
 export function requiredScopeOf(handler: object, controller: Type): string | undefined {
-  return routeMetadata<string>(SCOPE_KEY, handler, controller);
+  return routeMetadata(SCOPE_KEY, handler, controller) as string | undefined;
 }
 
 /** Whether a key with these scopes may use a route that needs `scope`. */

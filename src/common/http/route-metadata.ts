@@ -26,7 +26,6 @@ export function perRoute<T>(
 }
 
 /** The value a metadata key has on the handler, else on its controller (the handler's wins). */
-export function routeMetadata<T>(key: string, handler: object, controller: Type): T | undefined {
-  return (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller)) as
-    T | undefined;
+export function routeMetadata(key: string, handler: object, controller: Type): unknown {
+  return Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller);
 }
