@@ -14,6 +14,8 @@ export interface paths {
         /**
          * List orders, one page at a time
          * @description The orders that match every given filter, in the requested sort, one page at a time. Pages are found by keyset (the cursor), so every page costs the same however deep, and each examines a bounded number of orders whatever the filters: where few orders match, a page may hold fewer than `limit`, even none, with `hasMore` true and a `nextCursor` that continues the scan (walk until `hasMore` is false). Walking all pages visits exactly once, in sort order, every order that matched throughout the walk and whose sort key did not change, whatever is placed, cancelled or shipped meanwhile (an order that changes status may enter or leave a status filter). A page with more to come carries `Link: <next page>; rel="next"` and `nextCursor`.
+         *
+         *     **Required scope:** `orders:read`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
          */
         get: operations["listOrders"];
         put?: never;
@@ -37,6 +39,8 @@ export interface paths {
         /**
          * Cancel an order
          * @description Cancels a pending order. Cancelling an order that is already cancelled succeeds and changes nothing (DELETE is idempotent); a shipped order cannot be cancelled.
+         *
+         *     **Required scope:** `orders:cancel`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
          */
         delete: operations["cancelOrder"];
         options?: never;
@@ -197,6 +201,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The API key is valid but lacks the scope `orders:read` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="orders:read"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A request body over 16 KiB (no operation takes a body). */
             413: {
                 headers: {
@@ -327,6 +350,25 @@ export interface operations {
                     /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
                     "X-Request-Id": string;
                     /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `orders:cancel` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="orders:cancel"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };

@@ -14,6 +14,8 @@ export interface paths {
         /**
          * List orders
          * @description Every order placed in the store, in every status, by id ascending, in one response (filtering and pagination come with v2). The array is streamed as rows arrive: a list cut off before its closing `]` is incomplete and must not be used.
+         *
+         *     **Required scope:** `orders:read`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
          */
         get: operations["listOrders"];
         put?: never;
@@ -37,6 +39,8 @@ export interface paths {
         /**
          * Cancel an order
          * @description Cancels a pending order. Cancelling an order that is already cancelled succeeds and changes nothing (DELETE is idempotent); a shipped order cannot be cancelled.
+         *
+         *     **Required scope:** `orders:cancel`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
          */
         delete: operations["cancelOrder"];
         options?: never;
@@ -161,6 +165,25 @@ export interface operations {
                     /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
                     "X-Request-Id": string;
                     /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `orders:read` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="orders:read"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -298,6 +321,25 @@ export interface operations {
                     /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
                     "X-Request-Id": string;
                     /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `orders:cancel` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": number;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="orders:cancel"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
