@@ -107,3 +107,49 @@ export async function expectHeldClientTypes(document: ClientDocument, file: stri
   if (process.env.UPDATE_OPENAPI_CLIENT === '1') writeFileSync(file, generated);
   expect(generated).toBe(readFileSync(file, 'utf8'));
 }
+
+interface ScopedOperation {
+  description?: string;
+  'x-required-scopes'?: string[];
+  responses: Record<
+    string,
+    {
+      headers?: Record<string, object>;
+      content?: Record<string, { examples?: Record<string, { value: unknown }> }>;
+    }
+  >;
+}
+
+/**
+ * Expects the orders operations of a version's document to state their scope (contract §9):
+ * `x-required-scopes`, the description, and the 403 `INSUFFICIENT_SCOPE` with its challenge.
+ */
+export function expectOrderScopesDocumented(document: object): void {
+  const doc = document as {
+    info: { description?: string };
+    paths: Record<string, Record<string, ScopedOperation>>;
+  };
+  const scopes = {
+    'orders:read': doc.paths['/store/orders'].get,
+    'orders:cancel': doc.paths['/store/orders/{orderId}'].delete,
+  };
+  for (const [scope, operation] of Object.entries(scopes)) {
+    expect(operation['x-required-scopes']).toEqual([scope]);
+    expect(operation.description).toContain(`**Required scope:** \`${scope}\``);
+    const forbidden = operation.responses['403'];
+    expect(forbidden.content?.['application/json'].examples).toEqual({
+      INSUFFICIENT_SCOPE: expect.objectContaining({
+        value: { code: 'INSUFFICIENT_SCOPE', message: expect.stringContaining(scope), status: 403 },
+      }),
+    });
+    expect(forbidden.headers?.['WWW-Authenticate']).toEqual(
+      expect.objectContaining({
+        required: true,
+        description: expect.stringContaining(
+          `Bearer realm="store-orders", error="insufficient_scope", scope="${scope}"`,
+        ),
+      }),
+    );
+  }
+  expect(doc.info.description).toContain('`INSUFFICIENT_SCOPE` (403)');
+}
