@@ -17,7 +17,7 @@ import {
   ORDER_STATUS,
   ORDERS_AFTER,
 } from './orders.sql';
-import { OrderListJson, wholeListJson } from './order-list-json';
+import { OrderListStream, wholeListJson } from './order-list-stream';
 import { OrderStatus } from './order-status';
 
 /**
@@ -56,7 +56,7 @@ export class OrdersService {
   async listAsJson(): Promise<Readable | string> {
     const { rows: first } = await this.pool.query<OrderRow>({ ...FIRST_ORDERS, rowMode: 'array' });
     if (first.length <= LIST_BATCH_SIZE) return wholeListJson(first);
-    return new OrderListJson(first, (lastId, wanted) =>
+    return new OrderListStream(first, (lastId, wanted) =>
       this.listBatches.run(() => (wanted() ? this.ordersAfter(lastId) : Promise.resolve([]))),
     );
   }
