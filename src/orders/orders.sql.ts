@@ -1,8 +1,8 @@
 /**
  * A statement sent by name (a prepared statement of pg): each pooled connection has PostgreSQL
  * parse and plan it once, then only bind and execute it. On the paths of every request (a
- * cancel, the list's first batch, v2's pages) that is most of the database's work per request:
- * measured, a cancel went from about 415 to 130 µs of PostgreSQL CPU. Texts name their columns
+ * cancel, the list's first batch, v2's pages) that is most of the database's work per request
+ * (docs/performance.md). Texts name their columns
  * (never `*`), so a migration that adds a column leaves running instances' plans valid.
  */
 export interface NamedStatement {
