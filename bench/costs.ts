@@ -274,7 +274,9 @@ async function main(): Promise<boolean> {
     const start = async (cwd: string, env: Record<string, string> = {}): Promise<Contender> => {
       const { app, url } = await AppProcess.start(
         ['node', 'dist/main.js'],
-        { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ...env },
+        // PAGE_POOL_SIZE 1: v2's pages are not measured here, and each process keeps its page
+        // connections open from the start: 16 processes of 5 would take most of PostgreSQL's 100.
+        { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', PAGE_POOL_SIZE: '1', ...env },
         cwd,
       );
       apps.push(app);
