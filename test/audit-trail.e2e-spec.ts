@@ -87,7 +87,10 @@ describe('audit trail', () => {
 
       // Not banned: nothing to lift, nothing recorded.
       const idle = await keys('unban', id);
-      expect(idle).toMatchObject({ code: 0, stdout: `Key ${id} was not banned; nothing changed\n` });
+      expect(idle).toMatchObject({
+        code: 0,
+        stdout: `Key ${id} was not banned; nothing changed\n`,
+      });
       expect(await eventsOf(target)).toHaveLength(2);
 
       await app.t.db.query(
@@ -207,9 +210,7 @@ describe('audit trail', () => {
     it('keeps the order pending when its event could not be written: one statement, one transaction', async () => {
       const [id] = await insertOrders(app.t.db, [{ status: 'pending' }]);
       const res = await refusingEvents('order.cancelled', () =>
-        request(app.t.http)
-          .delete(`/v1/store/orders/${id}`)
-          .set('Authorization', `Bearer ${key}`),
+        request(app.t.http).delete(`/v1/store/orders/${id}`).set('Authorization', `Bearer ${key}`),
       );
       expect(res.status).toBe(500);
       expect(await statusOf(app.t.db, id)).toBe('pending');
@@ -282,7 +283,10 @@ describe('audit trail', () => {
         '--cursor',
         second.nextCursor ?? '',
       );
-      expect(last).toEqual({ data: [expect.objectContaining({ target: 'order:1' })], hasMore: false });
+      expect(last).toEqual({
+        data: [expect.objectContaining({ target: 'order:1' })],
+        hasMore: false,
+      });
       const ids = [...first.data, ...second.data, ...last.data].map((e) => BigInt(e.id));
       expect(ids).toEqual([...ids].sort((a, b) => (a > b ? -1 : 1)));
     });
@@ -314,7 +318,10 @@ describe('audit trail', () => {
       expect(lines[0]).toMatch(/^ID +AT +ACTOR +ACTION +TARGET +REQUEST ID$/);
       expect(lines[1]).toMatch(new RegExp(`^\\d+ +\\S+Z +${actor} +key\\.created +key:k-audit$`));
       expect(lines[3]).toMatch(/ order\.cancelled +order:4$/);
-      expect(lines.slice(4)).toEqual(['', expect.stringMatching(/^More: --cursor [A-Za-z0-9_-]+$/)]);
+      expect(lines.slice(4)).toEqual([
+        '',
+        expect.stringMatching(/^More: --cursor [A-Za-z0-9_-]+$/),
+      ]);
       const cursor = lines[5].split(' ').at(-1) ?? '';
       const next = await keys('audit', '--actor', actor, '--limit', '3', '--cursor', cursor);
       expect(next.stdout).toMatch(/ order\.cancelled +order:3 +req-3\n/);

@@ -198,7 +198,9 @@ describe('shipped deployment files', () => {
         await c.query(
           `INSERT INTO audit_events (actor, action, target) VALUES ('cli:ops', 'key.created', 'key:grants')`,
         );
-        const { rows } = await c.query("SELECT actor FROM audit_events WHERE target = 'key:grants'");
+        const { rows } = await c.query(
+          "SELECT actor FROM audit_events WHERE target = 'key:grants'",
+        );
         expect(rows).toEqual([{ actor: 'cli:ops' }]);
         // Refused by the grants, before the table's trigger would refuse them.
         for (const change of [

@@ -125,16 +125,14 @@ export class AuditTrail {
       values,
     );
     const hasMore = rows.length > limit;
-    const data = rows.slice(0, limit).map(
-      (row): AuditEvent => ({
-        id: row.id,
-        at: row.at,
-        actor: row.actor,
-        action: row.action,
-        target: row.target,
-        requestId: row.request_id,
-      }),
-    );
+    const data = rows.slice(0, limit).map((row): AuditEvent => ({
+      id: row.id,
+      at: row.at,
+      actor: row.actor,
+      action: row.action,
+      target: row.target,
+      requestId: row.request_id,
+    }));
     return hasMore
       ? { data, hasMore, nextCursor: encodeAuditCursor(data[data.length - 1].id) }
       : { data, hasMore };

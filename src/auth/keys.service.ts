@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { AuditActor, AuditRecord, keyTarget } from '../audit/audit-event';
-import { AuditPage, AuditQuery, AuditTrail } from '../audit/audit-trail';
+import { AuditActor, keyTarget } from '../audit/audit-event';
+import { AuditPage, AuditQuery, AuditRecord, AuditTrail } from '../audit/audit-trail';
 import {
   ApiKeyStore,
   familyOf,

@@ -1,7 +1,11 @@
 /** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
 import { parseArgs } from 'node:util';
 import { AUDIT_ACTIONS, isAuditAction } from '../audit/audit-event';
-import { DEFAULT_AUDIT_PAGE_SIZE, MAX_AUDIT_PAGE_SIZE, type AuditQuery } from '../audit/audit-trail';
+import {
+  DEFAULT_AUDIT_PAGE_SIZE,
+  MAX_AUDIT_PAGE_SIZE,
+  type AuditQuery,
+} from '../audit/audit-trail';
 import { parseRfc3339 } from '../common/rfc3339';
 import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
 

@@ -159,7 +159,11 @@ async function main(argv: string[]): Promise<number> {
     await dataSource.initialize();
     // Same rule as `npm start`: the embedded database is migrated here, DATABASE_URL never is.
     if (embedded) await dataSource.runMigrations({ transaction: 'each' });
-    const keys = new KeysService(dataSource, new ApiKeyStore(dataSource), new AuditTrail(dataSource));
+    const keys = new KeysService(
+      dataSource,
+      new ApiKeyStore(dataSource),
+      new AuditTrail(dataSource),
+    );
     return await run(command, keys);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -13,9 +13,13 @@ export interface CliResult {
  */
 export async function runKeysTool(databaseUrl: string, args: string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await promisify(execFile)('npm', ['run', '-s', 'keys', '--', ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-    });
+    const { stdout, stderr } = await promisify(execFile)(
+      'npm',
+      ['run', '-s', 'keys', '--', ...args],
+      {
+        env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      },
+    );
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

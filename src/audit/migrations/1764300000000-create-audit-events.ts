@@ -18,7 +18,9 @@ export class CreateAuditEvents1764300000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX "IDX_audit_events_action_id" ON "audit_events" ("action", "id")`,
     );
-    await queryRunner.query(`CREATE INDEX "IDX_audit_events_actor_id" ON "audit_events" ("actor", "id")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_audit_events_actor_id" ON "audit_events" ("actor", "id")`,
+    );
     await queryRunner.query(
       `CREATE INDEX "IDX_audit_events_target_id" ON "audit_events" ("target", "id")`,
     );
