@@ -243,7 +243,9 @@ describe('audit trail', () => {
     };
 
     it('walks the events newest first, a page of --limit at a time, with the cursor it prints (--json)', async () => {
-      const first = await page('--actor', actor, '--action', 'order.cancelled', '--limit', '2');
+      const pageOfCancels = (...more: string[]): Promise<PageJson> =>
+        page('--actor', actor, '--action', 'order.cancelled', '--limit', '2', ...more);
+      const first = await pageOfCancels();
       expect(first).toEqual({
         data: [
           {
@@ -259,30 +261,12 @@ describe('audit trail', () => {
         nextCursor: expect.stringMatching(/^[A-Za-z0-9_-]+$/),
       });
       expect(first.data[1]).not.toHaveProperty('requestId');
-      const second = await page(
-        '--actor',
-        actor,
-        '--action',
-        'order.cancelled',
-        '--limit',
-        '2',
-        '--cursor',
-        first.nextCursor ?? '',
-      );
+      const second = await pageOfCancels('--cursor', first.nextCursor ?? '');
       expect(second.data.map((e) => [e.target, e.requestId])).toEqual([
         ['order:3', 'req-3'],
         ['order:2', 'req-2'],
       ]);
-      const last = await page(
-        '--actor',
-        actor,
-        '--action',
-        'order.cancelled',
-        '--limit',
-        '2',
-        '--cursor',
-        second.nextCursor ?? '',
-      );
+      const last = await pageOfCancels('--cursor', second.nextCursor ?? '');
       expect(last).toEqual({
         data: [expect.objectContaining({ target: 'order:1' })],
         hasMore: false,
