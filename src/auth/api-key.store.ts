@@ -127,13 +127,13 @@ export class ApiKeyStore {
   /**
    * Issues a replacement for a key: same name, plan and limits, same family (so the two share one
    * rate-limit budget and one ban), and ends the old key's life `graceMs` from now (sooner if it
-   * already expires sooner). One transaction (that of `within`, when given), the old row locked:
-   * two rotations cannot interleave.
+   * already expires sooner). One transaction, the old row locked: two rotations cannot interleave.
    */
   async rotate(
     ref: string,
     graceMs: number,
     expiresAt?: Date,
+    /** The transaction to rotate in (a new one when absent). */
     within?: EntityManager,
   ): Promise<Rotation> {
     assertFuture(expiresAt);
