@@ -47,12 +47,18 @@ export const ORDERS_AFTER: NamedStatement = { name: 'orders.after', text: ORDERS
  * nothing, the same statement reports the row's status, so the common answers take one round trip.
  * That status comes from the statement's snapshot: `pending` there means another transaction
  * changed the row while we waited for its lock, and `OrdersService.cancel` reads it again.
+ * A cancel that changed the order writes its audit event (`$2` the actor, `$3` the request id)
+ * in the same statement, so in the same transaction and round trip; one that changed nothing
+ * writes none (table and columns: src/audit/).
  */
 export const CANCEL_SQL = `
   WITH cancelled AS (
     UPDATE orders SET status = 'cancelled'
      WHERE id = $1 AND status = 'pending'
-    RETURNING status
+    RETURNING id, status
+  ), audited AS (
+    INSERT INTO audit_events (actor, action, target, request_id)
+    SELECT $2::text, 'order.cancelled', 'order:' || id, $3::text FROM cancelled
   )
   SELECT status FROM cancelled
   UNION ALL
