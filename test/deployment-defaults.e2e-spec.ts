@@ -1,9 +1,10 @@
 /**
  * Deployment defaults a careless operator would otherwise ship (issue #34, item 8): the shipped
  * files read as they are (no default password, the service on a role that is no superuser and
- * holds only row grants, Redis behind a password, Grafana on this host only, nginx's access log
- * without the request line), and the built service as the image runs it (metrics bound to HOST,
- * a warning for TRUST_PROXY=true, keep-alive connections closed once shutting down).
+ * holds only row grants, and only SELECT and INSERT on the audit trail; Redis behind a password,
+ * Grafana on this host only, nginx's access log without the request line), and the built service
+ * as the image runs it (metrics bound to HOST, a warning for TRUST_PROXY=true, keep-alive
+ * connections closed once shutting down).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -189,6 +190,26 @@ describe('shipped deployment files', () => {
           `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`,
         );
         expect(rows[0].rolsuper).toBe(false);
+      });
+    });
+
+    it('let the instances role read and append audit events, never change nor remove one', async () => {
+      await withClient(databaseUrl(appRole), async (c) => {
+        await c.query(
+          `INSERT INTO audit_events (actor, action, target) VALUES ('cli:ops', 'key.created', 'key:grants')`,
+        );
+        const { rows } = await c.query(
+          "SELECT actor FROM audit_events WHERE target = 'key:grants'",
+        );
+        expect(rows).toEqual([{ actor: 'cli:ops' }]);
+        // Refused by the grants, before the table's trigger would refuse them.
+        for (const change of [
+          "UPDATE audit_events SET actor = 'cli:someone-else'",
+          'DELETE FROM audit_events',
+          'TRUNCATE audit_events',
+        ]) {
+          await expect(c.query(change)).rejects.toThrow('permission denied for table audit_events');
+        }
       });
     });
 

@@ -1,21 +1,13 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api } from './support/client';
 import { eventually } from './support/eventually';
+import { CliResult, runKeysTool } from './support/keys-tool';
 import { createTestApp, TestApp } from './support/test-app';
 
-const exec = promisify(execFile);
 const packageVersion = (
   JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
 ).version;
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 // Each command is a new process (npm, then Node compiling the tool): seconds each on a loaded
 // machine, and some tests run ten of them.
@@ -29,17 +21,7 @@ describe('keys command-line tool (npm run keys)', () => {
   let t: TestApp;
 
   /** Runs the real tool as an operator would, against this suite's database. */
-  async function keys(...args: string[]): Promise<CliResult> {
-    try {
-      const { stdout, stderr } = await exec('npm', ['run', '-s', 'keys', '--', ...args], {
-        env: { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'silent' },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  }
+  const keys = (...args: string[]): Promise<CliResult> => runKeysTool(t.databaseUrl, args);
 
   const keyCount = async (): Promise<number> =>
     Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0].n);

@@ -1,7 +1,16 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  globSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { AppProcess } from './support/app-process';
 import { httpRequest } from './support/http';
@@ -49,6 +58,25 @@ function productionPruneCommand(): string {
   return prune;
 }
 
+/**
+ * Copies the files `nest build` copies beside the compiled code (nest-cli.json's `assets`, globs
+ * under `sourceRoot`) into `outDir`, as the image's build stage gets them.
+ */
+function copyNestAssets(outDir: string): void {
+  const nestCli = JSON.parse(readFileSync(join(ROOT, 'nest-cli.json'), 'utf8')) as {
+    sourceRoot: string;
+    compilerOptions: { assets?: (string | { include: string })[] };
+  };
+  const sourceRoot = join(ROOT, nestCli.sourceRoot);
+  for (const asset of nestCli.compilerOptions.assets ?? []) {
+    const pattern = typeof asset === 'string' ? asset : asset.include;
+    for (const file of globSync(pattern, { cwd: sourceRoot })) {
+      mkdirSync(dirname(join(outDir, file)), { recursive: true });
+      copyFileSync(join(sourceRoot, file), join(outDir, file));
+    }
+  }
+}
+
 /** Bytes of every file below `dir` (apparent sizes, as `du -sb` counts them). */
 function sizeOf(dir: string): number {
   let total = 0;
@@ -84,7 +112,7 @@ describe('the production install', () => {
         join(ROOT, 'tsconfig.build.json'),
         '--outDir',
         join(dir, 'dist'),
-      ]),
+      ]).then(() => copyNestAssets(join(dir, 'dist'))),
     ]);
   }, 660_000);
 

@@ -39,6 +39,8 @@ interface Window {
 }
 
 interface Key {
+  /** Sent with a cancel as the audit trail's actor, as the service sends it. */
+  actor: string;
   minute: Window;
   day: Window;
 }
@@ -47,12 +49,18 @@ const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const keys = new Map<string, Key>();
 
 async function loadKeys(): Promise<void> {
-  const { rows } = await pool.query<{ key_hash: string; per_minute: number; per_day: number }>(
-    `SELECT key_hash, per_minute, per_day FROM api_keys
+  const { rows } = await pool.query<{
+    id: string;
+    key_hash: string;
+    per_minute: number;
+    per_day: number;
+  }>(
+    `SELECT id, key_hash, per_minute, per_day FROM api_keys
       WHERE plan = 'enterprise' AND revoked_at IS NULL`,
   );
   for (const row of rows) {
     keys.set(row.key_hash, {
+      actor: `key:${row.id}`,
       minute: { limit: row.per_minute, ttlMs: 60_000, count: 0, resetAtMs: 0 },
       day: { limit: row.per_day, ttlMs: 86_400_000, count: 0, resetAtMs: 0 },
     });
@@ -96,17 +104,21 @@ async function list(res: ServerResponse): Promise<void> {
   res.end(`[${rows.map(orderJson).join(',')}]`);
 }
 
-async function cancel(res: ServerResponse, text: string): Promise<void> {
+async function cancel(res: ServerResponse, text: string, key: Key): Promise<void> {
   const value = text.length > 64 ? undefined : BigInt(text);
   if (value === undefined || value < INT64_MIN || value > INT64_MAX) {
     reply(res, 400, 'INVALID_ORDER_ID', 'orderId must be a base-10 integer in the int64 range');
     return;
   }
   const id = value.toString();
-  const statusAfter = async (statement: NamedStatement): Promise<string | undefined> =>
-    (await pool.query<{ status: string }>({ ...statement, values: [id] })).rows.at(0)?.status;
-  let status = await statusAfter(CANCEL_ORDER);
-  if (status === 'pending') status = await statusAfter(ORDER_STATUS);
+  const statusAfter = async (
+    statement: NamedStatement,
+    values: (string | null)[],
+  ): Promise<string | undefined> =>
+    (await pool.query<{ status: string }>({ ...statement, values })).rows.at(0)?.status;
+  // The audit trail's actor and request id (none: this server gives requests no id).
+  let status = await statusAfter(CANCEL_ORDER, [id, key.actor, null]);
+  if (status === 'pending') status = await statusAfter(ORDER_STATUS, [id]);
   if (status === undefined) reply(res, 404, 'ORDER_NOT_FOUND', 'No order with this id exists');
   else if (status === 'shipped') reply(res, 409, 'ORDER_ALREADY_SHIPPED', 'Already shipped');
   else res.writeHead(204).end();
@@ -126,7 +138,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   }
   const orderId = ORDER_PATH.exec(req.url ?? '')?.[1];
   if (req.method === 'GET' && req.url === '/v1/store/orders') await list(res);
-  else if (req.method === 'DELETE' && orderId !== undefined) await cancel(res, orderId);
+  else if (req.method === 'DELETE' && orderId !== undefined) await cancel(res, orderId, key);
   else reply(res, 404, 'NOT_FOUND', 'No such resource');
 }
 

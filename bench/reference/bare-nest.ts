@@ -31,7 +31,11 @@ class OrdersController {
   @Delete(':orderId')
   @HttpCode(204)
   async cancel(@Param('orderId') orderId: string): Promise<void> {
-    const { rows } = await pool.query<{ status: string }>({ ...CANCEL_ORDER, values: [orderId] });
+    // No API key here: a fixed actor for the audit trail, and no request id.
+    const { rows } = await pool.query<{ status: string }>({
+      ...CANCEL_ORDER,
+      values: [orderId, 'key:reference', null],
+    });
     if (rows[0]?.status === 'pending') await pool.query({ ...ORDER_STATUS, values: [orderId] });
   }
 }

@@ -111,14 +111,18 @@ export class ApiKeyStore {
     return this.dataSource.getRepository(ApiKey);
   }
 
-  async issue(request: IssueKeyRequest): Promise<IssuedKey> {
+  /** Issues a key (in the transaction of `manager`, when given). */
+  async issue(
+    request: IssueKeyRequest,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<IssuedKey> {
     const problem = planLimitsProblem(request.plan, request.limits);
     if (problem !== undefined) throw new InvalidKeyRequestError(problem);
     const scopesWrong = request.scopes && scopesProblem(request.scopes);
     if (scopesWrong) throw new InvalidKeyRequestError(scopesWrong);
     const { limits } = request;
     assertFuture(request.expiresAt);
-    return this.insert(this.dataSource.manager, {
+    return this.insert(manager, {
       familyId: null,
       name: request.name ?? null,
       plan: request.plan,
@@ -135,9 +139,15 @@ export class ApiKeyStore {
    * (sooner if it already expires sooner). One transaction, the old row locked: two rotations
    * cannot interleave.
    */
-  async rotate(ref: string, graceMs: number, expiresAt?: Date): Promise<Rotation> {
+  async rotate(
+    ref: string,
+    graceMs: number,
+    expiresAt?: Date,
+    /** The transaction to rotate in (a new one when absent). */
+    within?: EntityManager,
+  ): Promise<Rotation> {
     assertFuture(expiresAt);
-    return this.dataSource.transaction(async (manager) => {
+    return inTransaction(this.dataSource, within, async (manager) => {
       const { id } = await this.find(ref, manager);
       const old = await manager.getRepository(ApiKey).findOne({
         where: { id },
@@ -239,28 +249,45 @@ export class ApiKeyStore {
     });
   }
 
-  /** Revokes the key (once: revoking it again changes nothing); the key as it now stands. */
-  async revoke(ref: string): Promise<{ key: KeySummary; alreadyRevoked: boolean }> {
-    const { id, revokedAt } = await this.find(ref);
-    if (revokedAt === null) {
-      await this.keys.update({ id, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
-    }
-    return { key: await this.find(id), alreadyRevoked: revokedAt !== null };
+  /**
+   * Revokes the key (once: revoking it again changes nothing, `alreadyRevoked`); the key as it now
+   * stands. Decided by the conditional UPDATE under the row's lock: of two revokes racing, one
+   * changes the key.
+   */
+  async revoke(
+    ref: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ key: KeySummary; alreadyRevoked: boolean }> {
+    const { id } = await this.find(ref, manager);
+    const { affected } = await manager
+      .getRepository(ApiKey)
+      .update({ id, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+    return { key: await this.find(id, manager), alreadyRevoked: affected === 0 };
   }
 
-  /** Lifts the ban of the key's whole rotation family (so either key of a rotation will do). */
-  async unban(ref: string): Promise<KeySummary> {
-    const key = await this.find(ref);
-    await this.setFamilyBan(familyOf(key), null);
-    return this.find(key.id);
+  /**
+   * Lifts the ban of the key's whole rotation family (so either key of a rotation will do);
+   * `wasBanned`: whether a ban was in force (if not, nothing changed). A ban that has ended is
+   * left as it is: it bans nothing.
+   */
+  async unban(
+    ref: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ key: KeySummary; wasBanned: boolean }> {
+    const key = await this.find(ref, manager);
+    const { affected } = await manager
+      .createQueryBuilder()
+      .update(ApiKey)
+      .set({ bannedUntil: null })
+      .where('(id = :familyId OR family_id = :familyId) AND banned_until > now()', {
+        familyId: familyOf(key),
+      })
+      .execute();
+    return { key: await this.find(key.id, manager), wasBanned: (affected ?? 0) > 0 };
   }
 
   /** Bans a rotation family: every key of it, so a rotation does not escape the ban. */
   async ban(familyId: string, until: Date): Promise<void> {
-    await this.setFamilyBan(familyId, until);
-  }
-
-  private async setFamilyBan(familyId: string, until: Date | null): Promise<void> {
     await this.keys
       .createQueryBuilder()
       .update()
@@ -336,6 +363,15 @@ const MAX_BATCH = 500;
 const nextTurn = (run: () => void): void => {
   setImmediate(run);
 };
+
+/** Runs `work` in the transaction of `manager`, or in a new one. */
+function inTransaction<T>(
+  dataSource: DataSource,
+  manager: EntityManager | undefined,
+  work: (manager: EntityManager) => Promise<T>,
+): Promise<T> {
+  return manager ? work(manager) : dataSource.transaction(work);
+}
 
 function assertFuture(expiresAt: Date | undefined): void {
   if (expiresAt !== undefined && !(expiresAt.getTime() > Date.now())) {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { AuditTrail } from '../audit/audit-trail';
 import { RateLimitStorageModule } from '../rate-limit/rate-limit-storage.module';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey } from './api-key.entity';
@@ -9,13 +10,15 @@ import { DemoKeysSeeder } from './demo-keys.seeder';
 import { KeyCache } from './key-cache';
 import { KeyChangesFeed } from './key-changes.feed';
 import { KeyLookupBudget } from './key-lookup-budget';
+import { KeysService } from './keys.service';
 import { LastUseRecorder } from './last-use-recorder';
 
 /**
  * API keys: the store; the key cache (with the feed of key changes that keeps it current) and the
  * recorder of last uses; the authenticator that resolves a bearer key to its plan, and the budget
  * of lookups that bounds what unknown keys cost the database (counted in the rate-limit storage);
- * the demo keys of the embedded default. The guards that use them are registered, in order, by
+ * the demo keys of the embedded default; the keys service of key administration (with its audit
+ * trail), for the admin API. The guards that use them are registered, in order, by
  * AppModule.
  */
 @Module({
@@ -26,6 +29,12 @@ import { LastUseRecorder } from './last-use-recorder';
       inject: [DataSource],
       useFactory: (ds: DataSource) => new ApiKeyStore(ds),
     },
+    {
+      provide: KeysService,
+      inject: [DataSource, ApiKeyStore],
+      useFactory: (ds: DataSource, store: ApiKeyStore) =>
+        new KeysService(ds, store, new AuditTrail(ds)),
+    },
     KeyCache,
     LastUseRecorder,
     ApiKeyAuthenticator,
@@ -33,6 +42,6 @@ import { LastUseRecorder } from './last-use-recorder';
     KeyChangesFeed,
     DemoKeysSeeder,
   ],
-  exports: [ApiKeyStore, ApiKeyAuthenticator, KeyLookupBudget],
+  exports: [ApiKeyStore, ApiKeyAuthenticator, KeyLookupBudget, KeysService],
 })
 export class AuthModule {}

@@ -191,4 +191,62 @@ describe('keys command arguments', () => {
   ])('refuses the time %p', (text) => {
     expect(() => rfc3339('--expires-at', text)).toThrow(UsageError);
   });
+
+  describe('audit', () => {
+    it('reads the filters, the page size, the cursor and --json', () => {
+      expect(parseCommand(['audit'])).toEqual({ name: 'audit', query: {}, json: false });
+      expect(
+        parseCommand([
+          'audit',
+          '--action',
+          'order.cancelled',
+          '--actor',
+          'key:abc',
+          '--target',
+          'order:7',
+          '--limit',
+          '2',
+          '--cursor',
+          'YXVkaXQ6NQ',
+          '--json',
+        ]),
+      ).toEqual({
+        name: 'audit',
+        query: {
+          action: 'order.cancelled',
+          actor: 'key:abc',
+          target: 'order:7',
+          limit: 2,
+          cursor: 'YXVkaXQ6NQ',
+        },
+        json: true,
+      });
+      expect(parseCommand(['audit', '--limit', '1000'])).toMatchObject({ query: { limit: 1000 } });
+    });
+
+    it('refuses an unknown action, naming the actions there are', () => {
+      expect(() => parseCommand(['audit', '--action', 'key.deleted'])).toThrow(
+        new UsageError(
+          '--action must be one of key.created, key.rotated, key.revoked, key.unbanned, ' +
+            'order.cancelled; got "key.deleted"',
+          'audit',
+        ),
+      );
+    });
+
+    it.each([
+      [['audit', '--limit', '0']],
+      [['audit', '--limit', '1001']],
+      [['audit', '--limit', 'ten']],
+      [['audit', '--limit', '1.5']],
+      [['audit', '--limit']],
+      [['audit', '--actor', '']],
+      [['audit', '--target', '']],
+      [['audit', 'key.created']],
+      [['audit', '--plan', 'free']],
+      [['list', '--action', 'key.created']],
+    ])('refuses %j', (argv) => {
+      expect(() => parseCommand(argv)).toThrow(UsageError);
+    });
+  });
 });

@@ -1,10 +1,16 @@
 /** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
 import { parseArgs } from 'node:util';
 import { EVERY_SCOPE, KEYS_ADMIN, knownScopes, scopesProblem } from '../auth/scopes';
+import { AUDIT_ACTIONS, isAuditAction } from '../audit/audit-event';
+import {
+  DEFAULT_AUDIT_PAGE_SIZE,
+  MAX_AUDIT_PAGE_SIZE,
+  type AuditQuery,
+} from '../audit/audit-trail';
 import { parseRfc3339 } from '../common/rfc3339';
 import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
 
-const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban'] as const;
+const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban', 'audit'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 /**
@@ -72,8 +78,22 @@ Revoking a revoked key changes nothing.`,
   unban: {
     synopsis: 'unban <id>',
     help: `Lift a rate-limit ban from a key (and the other keys of its rotation family): on every
-instance at once (within 5 seconds at worst).`,
+instance at once (within 5 seconds at worst). Unbanning a key that is not banned changes nothing.`,
     options: [],
+  },
+  audit: {
+    synopsis:
+      'audit [--action ACTION] [--actor ACTOR] [--target TARGET] [--limit N] [--cursor CURSOR] [--json]',
+    help: `The audit trail, newest first: every change to a key and every cancelled order, with who
+made it and the request's id. A page at a time; the next cursor is printed when there are more.
+  --action ACTION           One of ${AUDIT_ACTIONS.join(', ')}.
+  --actor ACTOR             Exactly this actor: key:<key id> or cli:<OS user>.
+  --target TARGET           Exactly this target: key:<key id> or order:<order id>.
+  --limit N                 Events per page, 1 to ${MAX_AUDIT_PAGE_SIZE} (default ${DEFAULT_AUDIT_PAGE_SIZE}).
+  --cursor CURSOR           The page after the one that printed this cursor (same filters).
+  --json                    One JSON object: {data: [{id, at, actor, action, target, requestId}],
+                            hasMore, nextCursor}.`,
+    options: ['action', 'actor', 'target', 'limit', 'cursor', 'json'],
   },
 };
 
@@ -121,6 +141,7 @@ export type Command =
   | { name: 'show'; id: string; json: boolean }
   | { name: 'rotate'; id: string; graceMs: number; expiry?: Expiry; json: boolean }
   | { name: 'revoke' | 'unban'; id: string }
+  | { name: 'audit'; query: AuditQuery; json: boolean }
   | { name: 'help'; command?: CommandName }
   | { name: 'version' };
 
@@ -176,6 +197,11 @@ function parseOptions(argv: string[]) {
       'expires-at': { type: 'string' },
       grace: { type: 'string' },
       scopes: { type: 'string' },
+      action: { type: 'string' },
+      actor: { type: 'string' },
+      target: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -231,7 +257,28 @@ function commandOf(name: CommandName, values: Values, rest: string[]): Command {
     case 'revoke':
     case 'unban':
       return { name, id: oneId() };
+    case 'audit':
+      if (rest.length > 0)
+        throw new UsageError(`audit takes no arguments, got: ${rest.join(' ')}`, name);
+      return { name, query: auditQueryOf(values), json: values.json };
   }
+}
+
+function auditQueryOf(values: Values): AuditQuery {
+  const { action, actor, target, limit, cursor } = values;
+  if (action !== undefined && !isAuditAction(action)) {
+    throw new UsageError(`--action must be one of ${AUDIT_ACTIONS.join(', ')}; got "${action}"`);
+  }
+  const size = limit === undefined ? undefined : optionalNumber(limit);
+  if (size !== undefined && !(size >= 1 && size <= MAX_AUDIT_PAGE_SIZE)) {
+    throw new UsageError(
+      `--limit must be a whole number from 1 to ${MAX_AUDIT_PAGE_SIZE}; got "${limit ?? ''}"`,
+    );
+  }
+  for (const [option, value] of Object.entries({ actor, target, cursor })) {
+    if (value === '') throw new UsageError(`--${option} needs a value`);
+  }
+  return { action, actor, target, limit: size, cursor };
 }
 
 /** When a key made now with this expiry stops working. */

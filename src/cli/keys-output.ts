@@ -1,4 +1,5 @@
 /** What the `keys` tool prints: for people (tables, relative times) and for scripts (`--json`). */
+import type { AuditPage } from '../audit/audit-trail';
 import { familyOf, IssuedKey, KeySummary, Rotation } from '../auth/api-key.store';
 import { EVERY_SCOPE, KEYS_ADMIN, scopesOf } from '../auth/scopes';
 import { limitsOf } from '../plans/plans';
@@ -156,16 +157,17 @@ export function keyTable(keys: KeySummary[], now = Date.now()): string {
     'LAST USED',
     'EXPIRES',
   ];
+  return columns(header, rows).join('\n') + '\n';
+}
+
+/** The lines of a table: each column as wide as its widest cell, two spaces apart. */
+function columns(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return (
-    [header, ...rows]
-      .map((r) =>
-        r
-          .map((c, i) => c.padEnd(widths[i]))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
+  return [header, ...rows].map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd(),
   );
 }
 
@@ -204,4 +206,24 @@ export function describeKey(key: KeySummary, family: KeySummary[], now = Date.no
   return (
     lines.map(([label, value]) => `${label.padEnd(width)}  ${value}`.trimEnd()).join('\n') + '\n'
   );
+}
+
+/**
+ * `audit` for people: one line per event, newest first, times in UTC; then, when there are more,
+ * the cursor of the next page.
+ */
+export function auditTable(page: AuditPage): string {
+  if (page.data.length === 0) return 'No events.\n';
+  const header = ['ID', 'AT', 'ACTOR', 'ACTION', 'TARGET', 'REQUEST ID'];
+  const rows = page.data.map((e) => [
+    e.id,
+    e.at.toISOString(),
+    e.actor,
+    e.action,
+    e.target,
+    e.requestId ?? '',
+  ]);
+  const lines = columns(header, rows);
+  if (page.nextCursor !== undefined) lines.push('', `More: --cursor ${page.nextCursor}`);
+  return lines.join('\n') + '\n';
 }

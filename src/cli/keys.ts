@@ -5,20 +5,24 @@
  */
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import type { AuditActor } from '../audit/audit-event';
+import { auditPageJson, AuditTrail, InvalidAuditQueryError } from '../audit/audit-trail';
 import {
   AmbiguousKeyIdError,
   ApiKeyStore,
-  familyOf,
   InvalidKeyRequestError,
   KeyNotFoundError,
 } from '../auth/api-key.store';
+import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
 import { Command, expiryDate, parseCommand, USAGE, usageOf, UsageError } from './keys-command';
 import {
+  auditTable,
   describeIssued,
   describeKey,
   describeRotation,
@@ -35,44 +39,59 @@ type StoreCommand = Exclude<Command, { name: 'help' | 'version' }>;
 const print = (text: string): void => void process.stdout.write(text);
 const printJson = (value: unknown): void => print(`${JSON.stringify(value)}\n`);
 
-async function run(command: StoreCommand, store: ApiKeyStore): Promise<number> {
+/** The audit trail's actor for this tool: `cli:` and the OS user running it. */
+function cliActor(): AuditActor {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    // A user id without a passwd entry (some containers).
+    user = process.env.USER ?? `uid-${process.getuid?.() ?? 'unknown'}`;
+  }
+  return { actor: `cli:${user}` };
+}
+
+async function run(command: StoreCommand, keys: KeysService): Promise<number> {
   switch (command.name) {
     case 'create': {
-      const issued = await store.issue({
-        plan: command.plan,
-        name: command.label,
-        limits: command.limits,
-        expiresAt: command.expiry && expiryDate(command.expiry),
-        scopes: command.scopes,
-      });
+      const issued = await keys.create(
+        {
+          plan: command.plan,
+          name: command.label,
+          limits: command.limits,
+          expiresAt: command.expiry && expiryDate(command.expiry),
+          scopes: command.scopes,
+        },
+        cliActor(),
+      );
       if (command.json) printJson(issuedJson(issued));
       else print(describeIssued(issued));
       return 0;
     }
     case 'list': {
-      const keys = await store.list();
-      if (command.json) printJson(keys.map((key) => keyJson(key)));
-      else print(keyTable(keys));
+      const list = await keys.list();
+      if (command.json) printJson(list.map((key) => keyJson(key)));
+      else print(keyTable(list));
       return 0;
     }
     case 'show': {
-      const key = await store.find(command.id);
+      const { key, family } = await keys.show(command.id);
       if (command.json) printJson(keyJson(key));
-      else print(describeKey(key, await store.family(familyOf(key))));
+      else print(describeKey(key, family));
       return 0;
     }
     case 'rotate': {
-      const rotation = await store.rotate(
+      const rotation = await keys.rotate(
         command.id,
-        command.graceMs,
-        command.expiry && expiryDate(command.expiry),
+        { graceMs: command.graceMs, expiresAt: command.expiry && expiryDate(command.expiry) },
+        cliActor(),
       );
       if (command.json) printJson(rotationJson(rotation));
       else print(describeRotation(rotation));
       return 0;
     }
     case 'revoke': {
-      const { key, alreadyRevoked } = await store.revoke(command.id);
+      const { key, alreadyRevoked } = await keys.revoke(command.id, cliActor());
       const when = key.revokedAt ? ` ${relativeTime(key.revokedAt)}` : '';
       print(
         alreadyRevoked
@@ -82,10 +101,18 @@ async function run(command: StoreCommand, store: ApiKeyStore): Promise<number> {
       return 0;
     }
     case 'unban': {
-      const key = await store.unban(command.id);
+      const { key, wasBanned } = await keys.unban(command.id, cliActor());
       print(
-        `Unbanned key ${key.id} and any key rotated from or to it: on every instance at once (within 5 seconds at worst)\n`,
+        wasBanned
+          ? `Unbanned key ${key.id} and any key rotated from or to it: on every instance at once (within 5 seconds at worst)\n`
+          : `Key ${key.id} was not banned; nothing changed\n`,
       );
+      return 0;
+    }
+    case 'audit': {
+      const page = await keys.audit(command.query);
+      if (command.json) printJson(auditPageJson(page));
+      else print(auditTable(page));
       return 0;
     }
   }
@@ -136,7 +163,12 @@ async function main(argv: string[]): Promise<number> {
     await dataSource.initialize();
     // Same rule as `npm start`: the embedded database is migrated here, DATABASE_URL never is.
     if (embedded) await dataSource.runMigrations({ transaction: 'each' });
-    return await run(command, new ApiKeyStore(dataSource));
+    const keys = new KeysService(
+      dataSource,
+      new ApiKeyStore(dataSource),
+      new AuditTrail(dataSource),
+    );
+    return await run(command, keys);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();
     await embedded?.stop();
@@ -148,7 +180,11 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof InvalidEnvironmentError || error instanceof InvalidKeyRequestError) {
+    if (
+      error instanceof InvalidEnvironmentError ||
+      error instanceof InvalidKeyRequestError ||
+      error instanceof InvalidAuditQueryError
+    ) {
       process.stderr.write(`keys: ${error.message}\n`);
       process.exitCode = 2;
       return;
@@ -159,9 +195,10 @@ main(process.argv.slice(2)).then(
       return;
     }
     const message = error instanceof Error ? error.message : String(error);
+    const missing = /relation "(api_keys|audit_events)" does not exist/.exec(message)?.[1];
     process.stderr.write(
-      /relation "api_keys" does not exist/.test(message)
-        ? 'keys: the database has no api_keys table yet: run `npm run migration:run` first\n'
+      missing
+        ? `keys: the database has no ${missing} table yet: run \`npm run migration:run\` first\n`
         : `keys: ${message}\n`,
     );
     process.exitCode = 1;

@@ -17,9 +17,9 @@ import { requestId } from './request-id';
  * `aborted` in the metrics) for a response cut off before its end, whether the client went away
  * or a stream broke.
  *
- * Not pino-http under nestjs-pino's AsyncLocalStorage: beside each other in one benchmark run (2
- * cores, Node 20), the service served about 40% more cancels per second without them (they make a
- * child logger per request, and the store turns on async_hooks for every promise). Lines logged
+ * Not pino-http under nestjs-pino's AsyncLocalStorage: they make a child logger per request, and the
+ * store turns on async_hooks for every promise, a large share of a cancel's cost
+ * (docs/performance.md, "Performance notes"). Lines logged
  * while serving a request carry `reqId` explicitly instead. The line itself is built by the
  * {@link RequestLogWriter}.
  */

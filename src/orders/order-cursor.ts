@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { fromBase64url, toBase64url } from '../common/base64url';
 import { ApiException } from '../common/errors/api.exception';
 import { OrderErrors } from './order.errors';
 import { parseInt64 } from '../common/int64';
@@ -23,26 +24,6 @@ const VERSION = 2;
 const SHIP_DATE = /^(\d{4,6})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{6}Z$/;
 /** Characters of the signature: 96 bits of HMAC-SHA-256, base64url. */
 const SIGNATURE_LENGTH = 16;
-
-/*
- * Cursors are encoded with btoa/atob, never with Buffer#toString('base64url'). Buffer#toString is
- * one function for the whole process: once it has been called with two encodings, its call to
- * the encoding's decoder is polymorphic in every optimised caller, and pg decodes each column
- * of each row through it (UTF-8), which then goes through V8's generic call path (measured with
- * valgrind, see docs/performance.md). A cursor's JSON is ASCII (numbers, ids as digit strings,
- * ISO dates, base64url digests), which is what btoa takes.
- */
-const toBase64url = (ascii: string): string =>
-  btoa(ascii).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
-
-/** The text a base64url string encodes, or undefined if it is not base64(url) at all. */
-function fromBase64url(encoded: string): string | undefined {
-  try {
-    return atob(encoded.replace(/-/g, '+').replace(/_/g, '/'));
-  } catch {
-    return undefined;
-  }
-}
 
 const sign = (key: Buffer, text: string): string =>
   createHmac('sha256', key).update(text).digest('base64url').slice(0, SIGNATURE_LENGTH);

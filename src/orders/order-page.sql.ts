@@ -48,6 +48,11 @@ export const PAGE_PLANNER_SETTINGS: Readonly<Record<string, string>> = {
  */
 export interface PageStatement extends NamedStatement {
   values: unknown[];
+  /**
+   * Every row the scan reads matches the filters, so the statement returns `OrderRow`s (no
+   * `matched` and `atBound` columns): at most `limit + 1`, fewer than the scan's bound.
+   */
+  everyRowMatches: boolean;
 }
 
 /**
@@ -149,25 +154,26 @@ export function orderPageStatement(
   const pageLimit = `$${values.length + 2}`;
   const columns =
     `SELECT id, pet_id, quantity, ` +
-    `to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), complete, status, `;
+    `to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), complete, status`;
   const union = (limit: string): string =>
     branches.map((b) => `(${b.replace('$LIMIT', () => limit)})`).join(' UNION ALL ');
+  const everyRowMatches = residual.length === 0;
   let text: string;
-  if (residual.length === 0) {
-    // Every row the scan reads matches: the page is the scan's first `limit + 1` rows, fewer than
-    // its bound, so no row numbers and no second filter. (LEAST names the scan's bound too, which
-    // every statement takes.)
+  if (everyRowMatches) {
+    // The page is the scan's first `limit + 1` rows, fewer than its bound: no row numbers, no
+    // second filter, and no `matched`/`atBound` columns to send and parse. (LEAST names the
+    // scan's bound too, which every statement takes.)
     const limit = `LEAST(${scanLimit}::int8, ${pageLimit}::int8)`;
-    text = `${columns}true, false FROM (${union(limit)}) AS branches LIMIT ${limit}`;
+    text = `${columns} FROM (${union(limit)}) AS branches LIMIT ${limit}`;
   } else {
     const matched = residual.join(' AND ');
     text =
-      `${columns}${matched}, n = ${scanLimit} FROM (` +
+      `${columns}, ${matched}, n = ${scanLimit} FROM (` +
       `SELECT *, row_number() OVER () AS n FROM (${union(scanLimit)}) AS branches ` +
       `LIMIT ${scanLimit}) AS scan ` +
       `WHERE (${matched}) OR n = ${scanLimit} LIMIT ${pageLimit}`;
   }
-  return { name: statementName(text), text, values };
+  return { name: statementName(text), text, values, everyRowMatches };
 }
 
 /** One index range scan of the page: the conditions the index answers, in its order. */

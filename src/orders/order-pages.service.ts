@@ -51,10 +51,10 @@ export class OrderPagesService {
     const secret = this.secret.get();
     const key = secret instanceof Promise ? await secret : secret;
     const after = cursor === undefined ? undefined : decodeCursor(key, cursor, filter, sort);
-    const { name, text, values } = orderPageStatement(filter, sort, after);
+    const { name, text, values, everyRowMatches } = orderPageStatement(filter, sort, after);
     const scanLimit = scanLimitOf(limit);
     const scanned = await this.withinBudget(filter, sort, after !== undefined, (client) =>
-      client.query<OrderScanRow>({
+      client.query<OrderScanRow | OrderPageRow>({
         name,
         text,
         values: [...values, scanLimit, limit + 1],
@@ -62,8 +62,14 @@ export class OrderPagesService {
       }),
     );
 
+    if (everyRowMatches) {
+      const rows = scanned.rows as OrderPageRow[];
+      if (rows.length <= limit) return { rows };
+      rows.length = limit;
+      return { rows, nextCursor: this.cursorAfter(key, filter, sort, rows[limit - 1]) };
+    }
     const rows: OrderPageRow[] = [];
-    for (const row of scanned.rows) {
+    for (const row of scanned.rows as OrderScanRow[]) {
       const [id, petId, quantity, shipDate, complete, status, matched, atBound] = row;
       if (matched) {
         if (rows.length === limit) {

@@ -2,6 +2,8 @@ import { CommonErrors } from '../common/errors/error-code';
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
+import type { AuditActor } from '../audit/audit-event';
+import { RequestActor } from '../auth/request-actor.decorator';
 import { OrderErrors } from './order.errors';
 import { RawQuery } from '../common/http/raw-query.decorator';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
@@ -84,7 +86,10 @@ export class OrdersV2Controller {
   @Delete(':orderId')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiCancelOrder()
-  cancelOrder(@Param('orderId', ParseOrderIdPipe) orderId: string): Promise<void> {
-    return this.orders.cancel(orderId);
+  cancelOrder(
+    @Param('orderId', ParseOrderIdPipe) orderId: string,
+    @RequestActor() by: AuditActor,
+  ): Promise<void> {
+    return this.orders.cancel(orderId, by);
   }
 }

@@ -1,7 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import type { NextFunction, Request, Response } from 'express';
 import { getLoggerToken } from 'nestjs-pino';
 import request from 'supertest';
+import type { AuditActor } from '../audit/audit-event';
 import { ApiException } from '../common/errors/api.exception';
 import { JsonStreamSender } from '../common/http/send-json-stream';
 import { API_VERSIONING } from '../common/http/versioning';
@@ -17,7 +19,7 @@ import { OrdersService } from './orders.service';
  */
 describe('OrdersController', () => {
   let app: INestApplication;
-  const orders = { cancel: jest.fn<Promise<void>, [string]>(), listAsJson: jest.fn() };
+  const orders = { cancel: jest.fn<Promise<void>, [string, AuditActor]>(), listAsJson: jest.fn() };
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
@@ -38,6 +40,20 @@ describe('OrdersController', () => {
       .useValue(orders)
       .compile();
     app = moduleRef.createNestApplication({ logger: false });
+    // What the request observer and the global guards put on an authenticated request.
+    app.use((req: Request, _res: Response, next: NextFunction) => {
+      req.id = 'req-1';
+      req.auth = {
+        keyId: 'key-1',
+        familyId: 'key-1',
+        plan: 'free',
+        limits: { perMinute: 60, perDay: 1000 },
+        bannedUntil: null,
+        expiresAt: null,
+        scopes: ['*'],
+      };
+      next();
+    });
     app.enableVersioning(API_VERSIONING);
     await app.init();
   });
@@ -49,7 +65,13 @@ describe('OrdersController', () => {
   it('cancels the order named in the path, keeping an int64 id exact, and answers 204', async () => {
     orders.cancel.mockResolvedValue(undefined);
     await request(app.getHttpServer()).delete('/v1/store/orders/9007199254740993').expect(204);
-    expect(orders.cancel).toHaveBeenCalledWith('9007199254740993');
+    expect(orders.cancel).toHaveBeenCalledWith('9007199254740993', expect.anything());
+  });
+
+  it("cancels as the request's key, with the request's id, for the audit trail", async () => {
+    orders.cancel.mockResolvedValue(undefined);
+    await request(app.getHttpServer()).delete('/v1/store/orders/7').expect(204);
+    expect(orders.cancel).toHaveBeenCalledWith('7', { actor: 'key:key-1', requestId: 'req-1' });
   });
 
   it('refuses an id that is not an int64 before asking the service', async () => {

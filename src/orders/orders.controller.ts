@@ -2,6 +2,8 @@ import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nest
 import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import type { AuditActor } from '../audit/audit-event';
+import { RequestActor } from '../auth/request-actor.decorator';
 import { constantHeaderSetter } from '../common/http/response-header';
 import { JsonStreamSender } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
@@ -71,7 +73,10 @@ export class OrdersController {
   @Delete(':orderId')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiCancelOrder()
-  cancelOrder(@Param('orderId', ParseOrderIdPipe) orderId: string): Promise<void> {
-    return this.orders.cancel(orderId);
+  cancelOrder(
+    @Param('orderId', ParseOrderIdPipe) orderId: string,
+    @RequestActor() by: AuditActor,
+  ): Promise<void> {
+    return this.orders.cancel(orderId, by);
   }
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { AuditActor } from '../audit/audit-event';
 import { ApiException } from '../common/errors/api.exception';
 import { AppConfig } from '../config/app-config';
 import { pgPoolOf } from '../platform/pg-pool';
@@ -17,7 +18,7 @@ import {
   ORDER_STATUS,
   ORDERS_AFTER,
 } from './orders.sql';
-import { OrderListJson, wholeListJson } from './order-list-json';
+import { OrderListStream, wholeListJson } from './order-list-stream';
 import { OrderStatus } from './order-status';
 
 /**
@@ -56,7 +57,7 @@ export class OrdersService {
   async listAsJson(): Promise<Readable | string> {
     const { rows: first } = await this.pool.query<OrderRow>({ ...FIRST_ORDERS, rowMode: 'array' });
     if (first.length <= LIST_BATCH_SIZE) return wholeListJson(first);
-    return new OrderListJson(first, (lastId, wanted) =>
+    return new OrderListStream(first, (lastId, wanted) =>
       this.listBatches.run(() => (wanted() ? this.ordersAfter(lastId) : Promise.resolve([]))),
     );
   }
@@ -70,12 +71,15 @@ export class OrdersService {
     return rows;
   }
 
-  /** pending → cancelled; cancelled stays cancelled (DELETE is idempotent); shipped → 409. */
-  async cancel(id: string): Promise<void> {
+  /**
+   * pending → cancelled, with its audit event by `by`; cancelled stays cancelled (DELETE is
+   * idempotent; no event); shipped → 409.
+   */
+  async cancel(id: string, by: AuditActor): Promise<void> {
     // The conditional UPDATE answers the status after it; 'pending' there means it lost a race
     // with another writer, so the status is read again.
-    let status = await this.queryStatus(CANCEL_ORDER, id);
-    if (status === 'pending') status = await this.queryStatus(ORDER_STATUS, id);
+    let status = await this.queryStatus(CANCEL_ORDER, [id, by.actor, by.requestId ?? null]);
+    if (status === 'pending') status = await this.queryStatus(ORDER_STATUS, [id]);
     if (status === undefined) throw new ApiException(OrderErrors.ORDER_NOT_FOUND);
     if (status === 'shipped') throw new ApiException(OrderErrors.ORDER_ALREADY_SHIPPED);
   }
@@ -83,9 +87,9 @@ export class OrdersService {
   /** The order's status as one statement (the cancel, or a plain read) returns it. */
   private async queryStatus(
     statement: NamedStatement,
-    id: string,
+    values: (string | null)[],
   ): Promise<OrderStatus | undefined> {
-    const { rows } = await this.pool.query<{ status: OrderStatus }>({ ...statement, values: [id] });
+    const { rows } = await this.pool.query<{ status: OrderStatus }>({ ...statement, values });
     return rows[0]?.status;
   }
 }

@@ -33,7 +33,7 @@ export class BatchedDestination implements DestinationStream {
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly writer: Writer) {
-    this.timer = setInterval(() => this.handOver(), LOG_FLUSH_INTERVAL_MS).unref();
+    this.timer = setInterval(() => this.writeBatch(), LOG_FLUSH_INTERVAL_MS).unref();
     if (!process.listeners('exit').includes(flushAllSync)) process.on('exit', flushAllSync);
     open.add(this);
   }
@@ -42,9 +42,9 @@ export class BatchedDestination implements DestinationStream {
     // A UTF-16 unit is at most 3 bytes of UTF-8: a line that may not fit goes in the next batch,
     // and one longer than a whole batch goes alone.
     if (this.used + line.length * 3 > LOG_BATCH_BYTES) {
-      this.handOver();
+      this.writeBatch();
       if (line.length * 3 > LOG_BATCH_BYTES) {
-        this.hand(Buffer.from(line));
+        this.writeOut(Buffer.from(line));
         return;
       }
     }
@@ -53,12 +53,12 @@ export class BatchedDestination implements DestinationStream {
 
   /** Calls back once every line written so far has reached the file descriptor. */
   flush(callback: (error?: Error | null) => void): void {
-    this.handOver();
+    this.writeBatch();
     this.writer.flush(callback);
   }
 
   flushSync(): void {
-    this.handOver();
+    this.writeBatch();
     try {
       this.writer.flushSync();
     } catch {
@@ -70,20 +70,20 @@ export class BatchedDestination implements DestinationStream {
   end(): void {
     clearInterval(this.timer);
     open.delete(this);
-    this.handOver();
+    this.writeBatch();
     this.writer.end();
   }
 
-  private handOver(): void {
+  private writeBatch(): void {
     if (this.used === 0) return;
     const text = this.batch.subarray(0, this.used);
     // The writer keeps the buffer until it is written: the next batch gets one of its own.
     this.batch = Buffer.allocUnsafe(LOG_BATCH_BYTES);
     this.used = 0;
-    this.hand(text);
+    this.writeOut(text);
   }
 
-  private hand(text: Buffer): void {
+  private writeOut(text: Buffer): void {
     try {
       this.writer.write(text);
     } catch {

@@ -94,7 +94,7 @@ export class ApiResponse extends ServerResponse<ApiRequest> {
  * once more, after Node has used it and before every layer after does: made with that prototype,
  * the object keeps one hidden class from birth to end, and Express's call changes nothing.
  */
-function bornWithPrototype<C extends new (...args: never[]) => object>(
+function withInstancePrototype<C extends new (...args: never[]) => object>(
   cls: C,
   prototype: object,
 ): C {
@@ -125,8 +125,8 @@ export class ApiExpressAdapter extends ExpressAdapter {
     this.setHttpServer(
       createServer(
         {
-          IncomingMessage: bornWithPrototype(ApiRequest, app.request),
-          ServerResponse: bornWithPrototype(ApiResponse, app.response),
+          IncomingMessage: withInstancePrototype(ApiRequest, app.request),
+          ServerResponse: withInstancePrototype(ApiResponse, app.response),
         },
         app,
       ),

@@ -6,6 +6,8 @@
 #                  schema with it (DATABASE_URL of the `migrate` service);
 #   store_app      the instances: connect, and read and write the rows of the tables store_migrate
 #                  creates, now and in later migrations (default privileges); no DDL, no TRUNCATE.
+#                  The audit trail's migration takes UPDATE and DELETE on audit_events back:
+#                  the instances only read and append events.
 set -euo pipefail
 : "${STORE_MIGRATE_PASSWORD:?set STORE_MIGRATE_PASSWORD}"
 : "${STORE_APP_PASSWORD:?set STORE_APP_PASSWORD}"

@@ -21,8 +21,8 @@ const hasBody = (req: Request): boolean =>
  * then carries `Connection: close`, so Node closes the socket after it instead of draining.
  *
  * An Express middleware (`configureApp`), not a Nest middleware applied to `*path`: that is a
- * route matched, with its path parameters decoded, and a proxy called on every request, about 3%
- * of the cancels per second (docs/performance.md). Its errors go to `next`, so that Nest's error
+ * route matched, with its path parameters decoded, and a proxy called on every request
+ * (docs/performance.md). Its errors go to `next`, so that Nest's error
  * handler passes them to the global filter, like the route-not-found handler's.
  */
 export function limitRequestBodies(): RequestHandler {

@@ -29,7 +29,7 @@ export const wholeListJson = (rows: OrderRow[]): string => `[${jsonOf(rows)}]`;
  * A hand-written Readable rather than an async generator under `Readable.from()`: the read-ahead
  * needs the control, and it costs less per chunk.
  */
-export class OrderListJson extends Readable {
+export class OrderListStream extends Readable {
   /** The first batch, until pushed. */
   private first: OrderRow[] | undefined;
   /** The next batch, asked for and not yet pushed. */

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { OrderRow } from './order-json';
-import { OrderListJson, OrdersAfter } from './order-list-json';
+import { OrderListStream, OrdersAfter } from './order-list-stream';
 import { LIST_BATCH_SIZE } from './orders.sql';
 
 const row = (id: number): OrderRow => [String(id), '7', 1, null, false, 'pending'];
@@ -18,17 +18,17 @@ function table(total: number): { ordersAfter: OrdersAfter; asked: string[] } {
   return { ordersAfter, asked };
 }
 
-async function readAll(list: OrderListJson): Promise<string> {
+async function readAll(list: OrderListStream): Promise<string> {
   let text = '';
   for await (const chunk of list) text += String(chunk);
   return text;
 }
 
-describe('OrderListJson', () => {
+describe('OrderListStream', () => {
   it('sends the first rows, then each batch after the last id sent, as one JSON array', async () => {
     const total = 2 * LIST_BATCH_SIZE + 500;
     const { ordersAfter, asked } = table(total);
-    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), ordersAfter);
+    const list = new OrderListStream(rows(1, LIST_BATCH_SIZE + 1), ordersAfter);
 
     const orders = JSON.parse(await readAll(list)) as { id: number }[];
 
@@ -39,7 +39,7 @@ describe('OrderListJson', () => {
   it('ends after a last batch that is exactly full, on the empty one after it', async () => {
     const total = 2 * LIST_BATCH_SIZE + 1;
     const { ordersAfter, asked } = table(total);
-    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), ordersAfter);
+    const list = new OrderListStream(rows(1, LIST_BATCH_SIZE + 1), ordersAfter);
 
     const text = await readAll(list);
 
@@ -49,7 +49,7 @@ describe('OrderListJson', () => {
 
   it('fails with the error of a batch, never closing the array', async () => {
     const failure = new Error('canceling statement due to statement timeout');
-    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), () => Promise.reject(failure));
+    const list = new OrderListStream(rows(1, LIST_BATCH_SIZE + 1), () => Promise.reject(failure));
     const chunks: string[] = [];
     list.on('data', (chunk: Buffer) => chunks.push(chunk.toString()));
 
@@ -61,7 +61,7 @@ describe('OrderListJson', () => {
 
   it('no longer wants a batch still waiting its turn once the list is abandoned', async () => {
     let wanted: (() => boolean) | undefined;
-    const list = new OrderListJson(rows(1, LIST_BATCH_SIZE + 1), (_, isWanted) => {
+    const list = new OrderListStream(rows(1, LIST_BATCH_SIZE + 1), (_, isWanted) => {
       wanted = isWanted;
       return new Promise<OrderRow[]>(() => undefined);
     });

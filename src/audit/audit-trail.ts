@@ -1,0 +1,140 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
+import {
+  AUDIT_ACTIONS,
+  AuditAction,
+  AuditActor,
+  AuditEvent,
+  auditEventJson,
+  AuditEventJson,
+  isAuditAction,
+} from './audit-event';
+
+/** Events per page when the query does not say. */
+export const DEFAULT_AUDIT_PAGE_SIZE = 50;
+export const MAX_AUDIT_PAGE_SIZE = 1000;
+
+/** A page of the trail: these filters (exact matches, combined with AND), after this cursor. */
+export interface AuditQuery {
+  action?: string;
+  actor?: string;
+  target?: string;
+  /** 1 to {@link MAX_AUDIT_PAGE_SIZE}; {@link DEFAULT_AUDIT_PAGE_SIZE} when absent. */
+  limit?: number;
+  /** The `nextCursor` of the page before. */
+  cursor?: string;
+}
+
+/** Newest first; `nextCursor` is there exactly when `hasMore` is. */
+export interface AuditPage {
+  data: AuditEvent[];
+  hasMore: boolean;
+  nextCursor?: string;
+}
+
+/** A page in JSON (`keys audit --json`, the admin API): `{data, hasMore, nextCursor?}`. */
+export function auditPageJson(page: AuditPage): {
+  data: AuditEventJson[];
+  hasMore: boolean;
+  nextCursor?: string;
+} {
+  const data = page.data.map(auditEventJson);
+  return page.nextCursor === undefined
+    ? { data, hasMore: page.hasMore }
+    : { data, hasMore: page.hasMore, nextCursor: page.nextCursor };
+}
+
+/** A query the trail cannot answer (the message names the part); nothing was read. */
+export class InvalidAuditQueryError extends Error {}
+
+/** An event to record: what changed, and who changed it. */
+export interface AuditRecord extends AuditActor {
+  action: AuditAction;
+  target: string;
+}
+
+interface AuditEventRow {
+  id: string;
+  at: Date;
+  actor: string;
+  action: AuditAction;
+  target: string;
+  request_id: string | null;
+}
+
+/**
+ * The audit trail (table `audit_events`): append-only, enforced by the database (its migration).
+ * Events are recorded through the transaction of the change they describe, so the two commit or
+ * roll back together; the cancel of an order writes its event in its own statement instead
+ * (`orders.sql.ts`).
+ */
+export class AuditTrail {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Records the event within the transaction of `manager`. */
+  async record(manager: EntityManager, event: AuditRecord): Promise<void> {
+    if (!manager.queryRunner?.isTransactionActive) {
+      // An event written outside the change's transaction could outlive a change rolled back.
+      throw new Error('an audit event is recorded in the transaction of its change');
+    }
+    await manager.query<unknown>(
+      'INSERT INTO audit_events (actor, action, target, request_id) VALUES ($1, $2, $3, $4)',
+      [event.actor, event.action, event.target, event.requestId ?? null],
+    );
+  }
+
+  /**
+   * One page of events, newest first (by id, which follows the order the events were written
+   * in): a backward range scan of the primary key, or of the index of the filter given.
+   */
+  async page(query: AuditQuery): Promise<AuditPage> {
+    const limit = query.limit ?? DEFAULT_AUDIT_PAGE_SIZE;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_PAGE_SIZE) {
+      throw new InvalidAuditQueryError(
+        `limit must be a whole number from 1 to ${MAX_AUDIT_PAGE_SIZE}; got ${limit}`,
+      );
+    }
+    if (query.action !== undefined && !isAuditAction(query.action)) {
+      throw new InvalidAuditQueryError(
+        `action must be one of ${AUDIT_ACTIONS.join(', ')}; got "${query.action}"`,
+      );
+    }
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    const where = (column: string, operator: string, value: unknown): void => {
+      values.push(value);
+      conditions.push(`${column} ${operator} $${values.length}`);
+    };
+    if (query.action !== undefined) where('action', '=', query.action);
+    if (query.actor !== undefined) where('actor', '=', query.actor);
+    if (query.target !== undefined) where('target', '=', query.target);
+    if (query.cursor !== undefined) {
+      let before: string;
+      try {
+        before = decodeAuditCursor(query.cursor);
+      } catch (error) {
+        throw new InvalidAuditQueryError(error instanceof Error ? error.message : String(error));
+      }
+      where('id', '<', before);
+    }
+    values.push(limit + 1);
+    const rows = await this.dataSource.query<AuditEventRow[]>(
+      `SELECT id, at, actor, action, target, request_id FROM audit_events
+        ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+        ORDER BY id DESC LIMIT $${values.length}`,
+      values,
+    );
+    const hasMore = rows.length > limit;
+    const data = rows.slice(0, limit).map((row): AuditEvent => ({
+      id: row.id,
+      at: row.at,
+      actor: row.actor,
+      action: row.action,
+      target: row.target,
+      requestId: row.request_id,
+    }));
+    return hasMore
+      ? { data, hasMore, nextCursor: encodeAuditCursor(data[data.length - 1].id) }
+      : { data, hasMore };
+  }
+}
