@@ -6,7 +6,9 @@ import { constantHeaderSetter } from '../common/http/response-header';
 import { JsonStreamSender } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
+import { ApiVersionDocument } from '../openapi/api-version-document.decorator';
 import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
+import { V1_DOCUMENT } from './orders.documents';
 import { OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
 import { ParseOrderIdPipe } from './parse-order-id.pipe';
@@ -16,6 +18,7 @@ const SUCCESSOR_VERSION_LINK = '</v2/store/orders>; rel="successor-version"';
 const setSuccessorVersionLink = constantHeaderSetter('Link', SUCCESSOR_VERSION_LINK);
 
 @ApiTag(ORDERS_TAG)
+@ApiVersionDocument(V1_DOCUMENT)
 @Controller({ path: 'store/orders', version: '1' })
 export class OrdersController {
   constructor(
