@@ -60,7 +60,9 @@ describe('a module owns its settings', () => {
     expect(() => validateEnvironment({ PORT: 'x', WIDGETS_PER_CRATE: '0' })).toThrow(
       /PORT must be an integer.*\n.*WIDGETS_PER_CRATE must be an integer/,
     );
-    expect(validateEnvironment({ WIDGETS_PER_CRATE: '24' })).not.toHaveProperty('WIDGETS_PER_CRATE');
+    expect(validateEnvironment({ WIDGETS_PER_CRATE: '24' })).not.toHaveProperty(
+      'WIDGETS_PER_CRATE',
+    );
   });
 
   it('stops the application at start on a bad value, naming the variable', async () => {

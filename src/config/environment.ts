@@ -183,7 +183,8 @@ export function environmentVariableNames(): string[] {
  */
 export function validateEnvironment(env: Record<string, unknown>): EnvironmentVariables {
   const { settings: config, problems } = settingsProblems(EnvironmentVariables, env);
-  for (const { schema } of declaredSettings()) problems.push(...settingsProblems(schema, env).problems);
+  for (const { schema } of declaredSettings())
+    problems.push(...settingsProblems(schema, env).problems);
   if (problems.length > 0) throw new InvalidEnvironmentError(problems);
   // The headers are part of the request: Node checks both from the request's first byte.
   if (config.HTTP_REQUEST_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {

@@ -20,7 +20,8 @@ function describeOperation(operation: OperationObject, throttle: RouteThrottle):
     Reflect.deleteProperty(operation.responses, '429');
     for (const response of Object.values(operation.responses)) {
       if (!response || '$ref' in response) continue;
-      for (const name of RATE_LIMIT_HEADER_NAMES) Reflect.deleteProperty(response.headers ?? {}, name);
+      for (const name of RATE_LIMIT_HEADER_NAMES)
+        Reflect.deleteProperty(response.headers ?? {}, name);
     }
     return;
   }
@@ -29,7 +30,10 @@ function describeOperation(operation: OperationObject, throttle: RouteThrottle):
     .map((w) => `${w.limit.toLocaleString('en-US')} requests per ${seconds(w.ttlMs)}`)
     .join(' and ');
   Object.assign(operation, {
-    'x-rate-limit': throttle.windows.map((w) => ({ limit: w.limit, periodSeconds: w.ttlMs / 1000 })),
+    'x-rate-limit': throttle.windows.map((w) => ({
+      limit: w.limit,
+      periodSeconds: w.ttlMs / 1000,
+    })),
   });
   operation.description = [
     operation.description,

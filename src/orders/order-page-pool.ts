@@ -46,7 +46,7 @@ export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutd
     const budgetMs = settings.PAGE_DATABASE_BUDGET_MS;
     this.connectWaitMs = Math.floor(budgetMs * CONNECTION_WAIT_SHARE);
     this.statementTimeoutMs = budgetMs - this.connectWaitMs;
-    const settings = {
+    const sessionSettings = {
       ...PAGE_PLANNER_SETTINGS,
       default_transaction_read_only: 'on',
     };
@@ -58,7 +58,7 @@ export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutd
       connectionTimeoutMillis: config.database.connectTimeoutMs,
       keepAlive: true,
       statement_timeout: this.statementTimeoutMs,
-      options: Object.entries(settings)
+      options: Object.entries(sessionSettings)
         .map(([name, value]) => `-c ${name}=${value}`)
         .join(' '),
     });

@@ -35,6 +35,7 @@ function decoratorKeyPrefixes(): { limit: string; ttl: string; skip: string } {
   const NAME = 'probe';
   const LIMIT = 7_919;
   const TTL = 104_729;
+  // eslint-disable-next-line @typescript-eslint/no-extraneous-class -- only carries the metadata
   class Probe {}
   Throttle({ [NAME]: { limit: LIMIT, ttl: TTL } })(Probe);
   SkipThrottle({ [NAME]: true })(Probe);
