@@ -12,7 +12,8 @@ const problemsOf = (env: Record<string, string>): string[] => {
   }
 };
 
-const naming = (name: string) => expect.arrayContaining([expect.stringContaining(name)]);
+const naming = (name: string): unknown =>
+  expect.arrayContaining([expect.stringContaining(name)]) as unknown;
 
 describe('the orders settings', () => {
   it('signs cursors with CURSOR_SECRET when given one of 32 characters or more, and bounds a page by PAGE_DATABASE_BUDGET_MS', () => {
