@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { parse } from 'yaml';
-import { ENVIRONMENT_VARIABLE_NAMES, validateEnvironment } from '../src/config/environment';
+// Every module's settings are declared as its files load: the application's, all of them.
+import '../src/app.module';
+import { environmentVariableNames, validateEnvironment } from '../src/config/environment';
 import { ENV, withClient } from './setup/clusters';
 import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
@@ -87,7 +89,7 @@ describe('docker files', () => {
     for (const [name, service] of appServices) {
       const env = service.environment ?? {};
       for (const variable of Object.keys(env)) {
-        const known = (ENVIRONMENT_VARIABLE_NAMES as readonly string[]).includes(variable);
+        const known = environmentVariableNames().includes(variable);
         expect({ service: name, variable, known }).toEqual({
           service: name,
           variable,

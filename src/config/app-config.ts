@@ -86,24 +86,9 @@ export class AppConfig {
     };
   }
 
-  /** The secret v2's cursors are signed with; undefined: the one kept in the database. */
-  get cursorSecret(): string | undefined {
-    return this.config.get('CURSOR_SECRET', { infer: true });
-  }
-
-  /** The database time one v2 page may take in all, in milliseconds. */
-  get pageDatabaseBudgetMs(): number {
-    return this.config.get('PAGE_DATABASE_BUDGET_MS', { infer: true });
-  }
-
   /** How long a streamed response waits for a client that takes none of it (HTTP_STALL_TIMEOUT_MS). */
   get stallTimeoutMs(): number {
     return this.config.get('HTTP_STALL_TIMEOUT_MS', { infer: true });
-  }
-
-  /** Connections per instance for v2's pages (OrderPagePool). */
-  get pagePoolSize(): number {
-    return this.config.get('PAGE_POOL_SIZE', { infer: true });
   }
 
   get database(): DatabaseSettings {

@@ -75,21 +75,6 @@ describe('validateEnvironment', () => {
     expect(problemsOf(env)).toContain(name);
   });
 
-  it('signs cursors with CURSOR_SECRET when given one of 32 characters or more, and bounds a page by PAGE_DATABASE_BUDGET_MS', () => {
-    expect(validateEnvironment({})).toMatchObject({
-      CURSOR_SECRET: undefined,
-      PAGE_DATABASE_BUDGET_MS: 1000,
-    });
-    const secret = 'x'.repeat(32);
-    expect(validateEnvironment({ CURSOR_SECRET: secret }).CURSOR_SECRET).toBe(secret);
-    expect(problemsOf({ CURSOR_SECRET: 'x'.repeat(31) })).toContain('CURSOR_SECRET');
-    expect(problemsOf({ CURSOR_SECRET: `${'x'.repeat(32)} y` })).toContain('CURSOR_SECRET');
-    expect(validateEnvironment({ PAGE_DATABASE_BUDGET_MS: '250' }).PAGE_DATABASE_BUDGET_MS).toBe(
-      250,
-    );
-    expect(problemsOf({ PAGE_DATABASE_BUDGET_MS: '10' })).toContain('PAGE_DATABASE_BUDGET_MS');
-  });
-
   it('names every bad variable at once', () => {
     const message = problemsOf({ PORT: 'x', DATABASE_URL: 'y' });
     expect(message).toContain('PORT');

@@ -1,26 +1,22 @@
-import { plainToInstance, Transform } from 'class-transformer';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsIP, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import {
-  IsIn,
-  IsInt,
-  IsIP,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  Min,
-  validateSync,
-} from 'class-validator';
+  declaredSettings,
+  InvalidEnvironmentError,
+  settingsProblems,
+  toInt,
+  variablesOf,
+} from './settings';
+
+export { InvalidEnvironmentError } from './settings';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-const toInt = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
-
 /**
- * Every environment variable the service reads, with its default. Validated once at boot
- * ({@link validateEnvironment}); a bad value stops the process with a message naming it.
+ * The service's own environment variables, with their defaults; a module declares its own in its
+ * folder (`defineSettings`). Validated once at boot ({@link validateEnvironment}); a bad value
+ * stops the process with a message naming it.
  */
 export class EnvironmentVariables {
   @Transform(toInt)
@@ -100,27 +96,6 @@ export class EnvironmentVariables {
   @IsIn(['on', 'off'], { message: 'COMPRESSION must be on or off' })
   COMPRESSION: 'on' | 'off' = 'on';
 
-  /**
-   * The secret v2's cursors are signed with (HMAC-SHA-256), the same on every instance; unset,
-   * the one generated into the database by the migrations. At least 32 characters.
-   */
-  @IsOptional()
-  @IsString()
-  @Matches(/^\S{32,}$/, {
-    message:
-      'CURSOR_SECRET must be at least 32 characters without spaces, e.g. openssl rand -base64 32',
-  })
-  CURSOR_SECRET?: string;
-
-  /**
-   * The database time one v2 page may take in all (waiting for a connection included); past it
-   * the statement is cancelled and the page answered 503.
-   */
-  @Transform(toInt)
-  @IsInt({ message: 'PAGE_DATABASE_BUDGET_MS must be an integer of at least 50' })
-  @Min(50, { message: 'PAGE_DATABASE_BUDGET_MS must be an integer of at least 50' })
-  PAGE_DATABASE_BUDGET_MS: number = 1000;
-
   /** How long a request waits for a database connection before it is answered 503. */
   @Transform(toInt)
   @IsInt({ message: 'DATABASE_CONNECT_TIMEOUT_MS must be an integer of at least 100' })
@@ -138,13 +113,6 @@ export class EnvironmentVariables {
   @Min(1, { message: 'DATABASE_POOL_SIZE must be an integer between 1 and 200' })
   @Max(200, { message: 'DATABASE_POOL_SIZE must be an integer between 1 and 200' })
   DATABASE_POOL_SIZE: number = 10;
-
-  /** Connections per instance for v2's pages, apart from the pool of DATABASE_POOL_SIZE. */
-  @Transform(toInt)
-  @IsInt({ message: 'PAGE_POOL_SIZE must be an integer between 1 and 200' })
-  @Min(1, { message: 'PAGE_POOL_SIZE must be an integer between 1 and 200' })
-  @Max(200, { message: 'PAGE_POOL_SIZE must be an integer between 1 and 200' })
-  PAGE_POOL_SIZE: number = 5;
 
   /** Where the embedded PostgreSQL keeps its data when DATABASE_URL is not set. */
   @IsString()
@@ -204,64 +172,20 @@ export class EnvironmentVariables {
   HTTP_STALL_TIMEOUT_MS: number = 30000;
 }
 
-export class InvalidEnvironmentError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'InvalidEnvironmentError';
-  }
+/** The service's own variables and every declared module's (`defineSettings`): no list kept by hand. */
+export function environmentVariableNames(): string[] {
+  return [EnvironmentVariables, ...declaredSettings().map((d) => d.schema)].flatMap(variablesOf);
 }
 
-/** The variables read from the environment; everything else in it is ignored. */
-export const ENVIRONMENT_VARIABLE_NAMES = [
-  'PORT',
-  'HOST',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'PUBLIC_BASE_URL',
-  'STAGING_BASE_URL',
-  'TRUST_PROXY',
-  'RATE_LIMIT_BAN_AFTER',
-  'RATE_LIMIT_BAN_SECONDS',
-  'RATE_LIMIT_ANONYMOUS_TRACKERS',
-  'LOG_LEVEL',
-  'COMPRESSION',
-  'CURSOR_SECRET',
-  'PAGE_DATABASE_BUDGET_MS',
-  'DATABASE_CONNECT_TIMEOUT_MS',
-  'DATABASE_STATEMENT_TIMEOUT_MS',
-  'DATABASE_POOL_SIZE',
-  'PAGE_POOL_SIZE',
-  'EMBEDDED_DATABASE_DIR',
-  'EMBEDDED_DATABASE_PORT',
-  'METRICS_PORT',
-  'SHUTDOWN_DRAIN_DELAY_MS',
-  'SHUTDOWN_TIMEOUT_MS',
-  'HTTP_HEADERS_TIMEOUT_MS',
-  'HTTP_REQUEST_TIMEOUT_MS',
-  'HTTP_KEEP_ALIVE_TIMEOUT_MS',
-  'HTTP_STALL_TIMEOUT_MS',
-] as const satisfies readonly (keyof EnvironmentVariables)[];
-
-/** Only the service's own variables; empty strings count as unset, as in most deployment tools. */
-function ownVariables(env: Record<string, unknown>): Record<string, unknown> {
-  const own: Record<string, unknown> = {};
-  for (const name of ENVIRONMENT_VARIABLE_NAMES) {
-    if (env[name] !== undefined && env[name] !== '') own[name] = env[name];
-  }
-  return own;
-}
-
+/**
+ * Validates the service's variables and every declared module's at once (each problem naming
+ * its variable), before anything starts. Everything else in the environment is ignored.
+ */
 export function validateEnvironment(env: Record<string, unknown>): EnvironmentVariables {
-  const config = plainToInstance(EnvironmentVariables, ownVariables(env));
-  const errors = validateSync(config, { skipMissingProperties: false, forbidUnknownValues: false });
-  if (errors.length > 0) {
-    const problems = errors.flatMap((e) =>
-      Object.values(e.constraints ?? {}).length > 0
-        ? [Object.values(e.constraints ?? {})[0]]
-        : [`${e.property} is invalid`],
-    );
-    throw new InvalidEnvironmentError(problems);
-  }
+  const { settings: config, problems } = settingsProblems(EnvironmentVariables, env);
+  for (const { schema } of declaredSettings())
+    problems.push(...settingsProblems(schema, env).problems);
+  if (problems.length > 0) throw new InvalidEnvironmentError(problems);
   // The headers are part of the request: Node checks both from the request's first byte.
   if (config.HTTP_REQUEST_TIMEOUT_MS < config.HTTP_HEADERS_TIMEOUT_MS) {
     throw new InvalidEnvironmentError([

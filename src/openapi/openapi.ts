@@ -12,6 +12,8 @@ import { PLAN_LIMITS } from '../plans/plans';
 import { describeApiLifecycle } from './api-lifecycle.openapi';
 import { ApiTagDefinition } from './api-tag.decorator';
 import { describeRequiredScopes } from './required-scopes.openapi';
+import { type ApiDocumentInfo, ApiVersionDocument } from './api-version-document.decorator';
+import { describeRouteThrottles } from './route-throttle.openapi';
 import { selfServerUrl, versionedServerUrl } from './server-url';
 
 /** The v1 document, as it has always been served, and Swagger UI on it. */
@@ -21,18 +23,6 @@ export const SWAGGER_UI_PATH = '/docs';
 export const openApiVersionPath = (version: string): string => `/openapi/v${version}.json`;
 /** The name of the bearer security scheme in the document. */
 export const BEARER_SCHEME = 'bearer';
-
-/** What a version's document says of itself. Its tags and operations come from the controllers. */
-export interface ApiDocumentInfo {
-  title: string;
-  version: string;
-  /**
-   * Built with the document, so that it can list the error codes of the running modules: those
-   * this version's operations document, and those no version's operations name (the router's,
-   * a module's that only throws them), but not codes only another version answers.
-   */
-  description: (codes: readonly ErrorCode[]) => string;
-}
 
 /**
  * Where a client reads what changed: the changelog as this server serves it, relative to the
@@ -45,8 +35,8 @@ const CHANGELOG_LINK = `[CHANGELOG](${CHANGELOG_PATH})`;
 
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
-/** Authentication, plans and errors: the same in every version. */
-const commonSections = (codes: readonly ErrorCode[]): string => `## Authentication
+/** Authentication, plans and errors: the same in every version (each document's description has them). */
+export const commonSections = (codes: readonly ErrorCode[]): string => `## Authentication
 Every operation needs an API key, sent as a bearer token: \`Authorization: Bearer <API_KEY>\`
 (keys look like \`sk_\` followed by 43 base62 characters and are issued by the operator).
 A missing or invalid key is answered \`401 UNAUTHORIZED\` with a \`WWW-Authenticate\` challenge.
@@ -90,45 +80,6 @@ fixed), is in the service's changelog: ${CHANGELOG_LINK}.
 - int64 values (\`id\`, \`petId\`) are exact JSON integers over the whole int64 range: a
   JavaScript client needs a big-integer-aware JSON parser for values beyond 2^53.`;
 
-const V1_DESCRIPTION = (
-  codes: readonly ErrorCode[],
-): string => `Lists a store's customer orders and cancels those not yet shipped.
-
-${commonSections(codes)}
-
-## Version 2
-Filtering and pagination of the list come with v2 (\`/openapi/v2.json\`), beside this version,
-which stays as it is. Every answer of \`listOrders\` names it:
-\`Link: </v2/store/orders>; rel="successor-version"\` (RFC 5829).`;
-
-const V2_DESCRIPTION = (
-  codes: readonly ErrorCode[],
-): string => `Lists a store's customer orders, filtered, sorted and one page at a time,
-and cancels those not yet shipped. Version 2 of the API; version 1 (\`/openapi/v1.json\`) stays
-as it was, and counts against the same rate-limit windows of a key.
-
-## Pages
-\`GET /store/orders\` answers \`{data, hasMore, nextCursor}\`. While \`hasMore\` is true, pass
-\`nextCursor\` as \`cursor\` with the same filters and sort (the limit may change) for the next
-page, or follow the response's \`Link: <…>; rel="next"\` (RFC 8288). Pages are found by keyset,
-never by offset: page 10,000 costs what page 1 costs. Walking all pages visits exactly once, in
-sort order, every order that matched throughout the walk and whose sort key did not change,
-whatever is placed, cancelled or shipped meanwhile. Cursors are opaque and do not expire; one
-reused with other filters or another sort, or altered, is \`400 INVALID_CURSOR\`. Parameters are
-strict: an unknown, repeated, empty or out-of-rule one is \`400 INVALID_QUERY\`, naming it.
-
-${commonSections(codes)}`;
-
-/**
- * The documents, by API version. Every version a controller is served under must have its entry
- * (creating the documents fails otherwise): a new version of the API is a new entry here, and its
- * controllers.
- */
-export const API_DOCUMENTS: Readonly<Record<string, ApiDocumentInfo>> = {
-  '1': { title: 'Petstore API', version: '1.0.0', description: V1_DESCRIPTION },
-  '2': { title: 'Petstore API', version: '2.0.0', description: V2_DESCRIPTION },
-};
-
 /**
  * One OpenAPI document per API version, generated from the controllers' decorators and the
  * schema classes. Nest's URI versioning puts `/vN` in every route; a version's document keeps it
@@ -144,13 +95,14 @@ export function createOpenApiDocuments(
   const versions = [...new Set(routes.flatMap((route) => route.version ?? []))].sort();
   const discovery = app.get(DiscoveryService);
   const tagged = discovery.getControllers({ metadataKey: ApiTagDefinition.KEY });
+  const declared = declaredDocuments(discovery);
 
   const documents = new Map(
     versions.map((version) => {
-      const info = API_DOCUMENTS[version] as ApiDocumentInfo | undefined;
+      const info = declared.get(version);
       if (!info) {
         throw new Error(
-          `Routes are served under ${versionPrefix(version)} but API_DOCUMENTS has no v${version} entry`,
+          `Routes are served under ${versionPrefix(version)} but no controller declares the v${version} document (@ApiVersionDocument)`,
         );
       }
       const builder = new DocumentBuilder().setTitle(info.title).setVersion(info.version);
@@ -186,10 +138,27 @@ export function createOpenApiDocuments(
       // Scopes first: the 403 they add is a response of the operation like the others.
       describeRequiredScopes(document, routes, version);
       describeApiLifecycle(document, routes, version);
+      describeRouteThrottles(document, routes, version);
       return [version, versionDocument(document, version)];
     }),
   );
-  describeErrorCodes(documents);
+  describeErrorCodes(documents, declared);
+  return documents;
+}
+
+/** The documents the controllers declare (@ApiVersionDocument), by API version. */
+export function declaredDocuments(discovery: DiscoveryService): Map<string, ApiDocumentInfo> {
+  const documents = new Map<string, ApiDocumentInfo>();
+  for (const wrapper of discovery.getControllers({ metadataKey: ApiVersionDocument.KEY })) {
+    const declaration = discovery.getMetadataByDecorator(ApiVersionDocument, wrapper);
+    if (!declaration) continue;
+    const { apiVersion, ...info } = declaration;
+    const known = documents.get(apiVersion);
+    if (known && (known.title !== info.title || known.version !== info.version)) {
+      throw new Error(`Two controllers declare different v${apiVersion} documents`);
+    }
+    documents.set(apiVersion, known ?? info);
+  }
   return documents;
 }
 
@@ -217,14 +186,17 @@ function documentedCodes(document: OpenAPIObject): Set<string> {
  * Each document's description and Error schema list the registered codes, but not those that
  * only other versions' operations answer (v1's document does not list v2's `INVALID_CURSOR`).
  */
-function describeErrorCodes(documents: Map<string, OpenAPIObject>): void {
+function describeErrorCodes(
+  documents: Map<string, OpenAPIObject>,
+  declared: Map<string, ApiDocumentInfo>,
+): void {
   const documented = new Map([...documents].map(([v, doc]) => [v, documentedCodes(doc)]));
   for (const [version, document] of documents) {
     const own = documented.get(version) ?? new Set<string>();
     const codes = registeredErrorCodes().filter(
       ({ code }) => own.has(code) || ![...documented.values()].some((others) => others.has(code)),
     );
-    document.info.description = API_DOCUMENTS[version].description(codes);
+    document.info.description = declared.get(version)?.description(codes);
     const errorSchema = document.components?.schemas?.Error;
     const code = errorSchema && !('$ref' in errorSchema) ? errorSchema.properties?.code : undefined;
     if (code && !('$ref' in code)) {
@@ -289,6 +261,7 @@ function pruneUnusedSchemas(document: OpenAPIObject): void {
 export function setupOpenApi(app: INestApplication): void {
   const config = app.get(AppConfig);
   const documents = createOpenApiDocuments(app, config);
+  const declared = declaredDocuments(app.get(DiscoveryService));
   // Under TRUST_PROXY, Express reads the scheme from X-Forwarded-Proto.
   const dependsOn = config.trustProxy === undefined ? 'Host' : 'Host, X-Forwarded-Proto';
   const forRequest = (
@@ -338,7 +311,7 @@ export function setupOpenApi(app: INestApplication): void {
       tryItOutEnabled: false,
       urls: [...documents.keys()].map((version) => ({
         url: openApiVersionPath(version),
-        name: `v${version} (${API_DOCUMENTS[version].version})`,
+        name: `v${version} (${declared.get(version)?.version ?? ''})`,
       })),
     },
     patchDocumentOnRequest: (req: unknown, res: unknown, doc: OpenAPIObject): OpenAPIObject =>

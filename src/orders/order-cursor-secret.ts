@@ -1,7 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../config/app-config';
+import { orderSettings, type OrderSettings } from './orders.settings';
 
 /**
  * The key v2's cursors are signed with (order-cursor.ts): `CURSOR_SECRET` when configured (every
@@ -15,10 +15,10 @@ export class OrderCursorSecret {
   private loading?: Promise<Buffer>;
 
   constructor(
-    config: AppConfig,
+    @Inject(orderSettings.KEY) settings: OrderSettings,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {
-    const configured = config.cursorSecret;
+    const configured = settings.CURSOR_SECRET;
     if (configured !== undefined) this.key = Buffer.from(configured, 'utf8');
   }
 

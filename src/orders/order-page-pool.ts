@@ -5,6 +5,7 @@ import { APP_OPTIONS, type AppOptions } from '../app-options';
 import { AppConfig } from '../config/app-config';
 import { APPLICATION_NAME } from '../database/data-source-options';
 import { PAGE_PLANNER_SETTINGS } from './order-page.sql';
+import { orderSettings, type OrderSettings } from './orders.settings';
 
 /**
  * The part of a page's database budget it may spend waiting for a connection; its statement may
@@ -39,24 +40,25 @@ export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     @Inject(APP_OPTIONS) options: AppOptions,
     config: AppConfig,
+    @Inject(orderSettings.KEY) settings: OrderSettings,
     @InjectPinoLogger(OrderPagePool.name) logger: PinoLogger,
   ) {
-    const budgetMs = config.pageDatabaseBudgetMs;
+    const budgetMs = settings.PAGE_DATABASE_BUDGET_MS;
     this.connectWaitMs = Math.floor(budgetMs * CONNECTION_WAIT_SHARE);
     this.statementTimeoutMs = budgetMs - this.connectWaitMs;
-    const settings = {
+    const sessionSettings = {
       ...PAGE_PLANNER_SETTINGS,
       default_transaction_read_only: 'on',
     };
     this.pool = new Pool({
       connectionString: options.databaseUrl,
       application_name: APPLICATION_NAME,
-      max: config.pagePoolSize,
+      max: settings.PAGE_POOL_SIZE,
       idleTimeoutMillis: 0,
       connectionTimeoutMillis: config.database.connectTimeoutMs,
       keepAlive: true,
       statement_timeout: this.statementTimeoutMs,
-      options: Object.entries(settings)
+      options: Object.entries(sessionSettings)
         .map(([name, value]) => `-c ${name}=${value}`)
         .join(' '),
     });

@@ -1,13 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { PoolClient } from 'pg';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
-import { AppConfig } from '../config/app-config';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import { OrderCursorSecret } from './order-cursor-secret';
 import type { OrderPage } from './order-page';
 import { OrderPagePool } from './order-page-pool';
+import { orderSettings, type OrderSettings } from './orders.settings';
 import type { OrderFilter, OrderPageQuery, OrderSort } from './order-page-query';
 import {
   type OrderPageRow,
@@ -33,10 +33,10 @@ export class OrderPagesService {
   constructor(
     private readonly pages: OrderPagePool,
     private readonly secret: OrderCursorSecret,
-    config: AppConfig,
+    @Inject(orderSettings.KEY) settings: OrderSettings,
     @InjectPinoLogger(OrderPagesService.name) private readonly logger: PinoLogger,
   ) {
-    this.budgetMs = config.pageDatabaseBudgetMs;
+    this.budgetMs = settings.PAGE_DATABASE_BUDGET_MS;
   }
 
   /**

@@ -10,7 +10,9 @@ import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
 import { RequireScope } from '../auth/scopes';
 import { OrderScopes } from './order.scopes';
+import { ApiVersionDocument } from '../openapi/api-version-document.decorator';
 import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
+import { V2_DOCUMENT } from './orders.documents';
 import { sendOrderPage } from './order-page';
 import { type OrderPageQuery } from './order-page-query';
 import { OrderPageSchema } from './order-page.schema';
@@ -22,6 +24,7 @@ import { ParseOrderPageQueryPipe } from './parse-order-page-query.pipe';
 
 /** Version 2 of the orders API: the list filtered, sorted and paged; cancel as in v1. */
 @ApiTag(ORDERS_TAG)
+@ApiVersionDocument(V2_DOCUMENT)
 @Controller({ path: 'store/orders', version: '2' })
 export class OrdersV2Controller {
   constructor(

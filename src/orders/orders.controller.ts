@@ -10,7 +10,9 @@ import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
 import { RequireScope } from '../auth/scopes';
 import { OrderScopes } from './order.scopes';
+import { ApiVersionDocument } from '../openapi/api-version-document.decorator';
 import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
+import { V1_DOCUMENT } from './orders.documents';
 import { OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
 import { ParseOrderIdPipe } from './parse-order-id.pipe';
@@ -20,6 +22,7 @@ const SUCCESSOR_VERSION_LINK = '</v2/store/orders>; rel="successor-version"';
 const setSuccessorVersionLink = constantHeaderSetter('Link', SUCCESSOR_VERSION_LINK);
 
 @ApiTag(ORDERS_TAG)
+@ApiVersionDocument(V1_DOCUMENT)
 @Controller({ path: 'store/orders', version: '1' })
 export class OrdersController {
   constructor(

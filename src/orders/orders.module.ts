@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { JsonStreamSender } from '../common/http/send-json-stream';
 import { AppConfig } from '../config/app-config';
@@ -10,14 +11,16 @@ import { OrderPagesService } from './order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './orders-v2.controller';
 import { OrdersService } from './orders.service';
+import { orderSettings } from './orders.settings';
 
 /**
  * Orders: list them (v1: all at once; v2: filtered, sorted, paged), cancel one. Owns its entity
  * (registered here), its migrations (`migrations/`), its error codes (`order.errors.ts`), its
- * scopes (`order.scopes.ts`) and its OpenAPI tag (on the controllers).
+ * scopes (`order.scopes.ts`), its settings (`orders.settings.ts`), its OpenAPI tag and the v1 and
+ * v2 documents (on the controllers, `orders.documents.ts`).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Order])],
+  imports: [TypeOrmModule.forFeature([Order]), ConfigModule.forFeature(orderSettings)],
   controllers: [OrdersController, OrdersV2Controller],
   providers: [
     OrdersService,

@@ -1,4 +1,9 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import {
   InjectThrottlerOptions,
   type ThrottlerModuleOptions,
@@ -7,8 +12,10 @@ import {
 import { KeyLookupBudget } from '../auth/key-lookup-budget';
 import { isPublic } from '../auth/public.decorator';
 import { httpRequestOf, httpResponseOf } from '../common/http/http-context';
+import { RouteTable } from '../common/http/route-table';
 import { RateLimitService } from './rate-limit.service';
 import { WindowSpec } from './rate-limit.storage';
+import { RouteThrottle, RouteThrottles } from './route-throttle';
 
 /**
  * First of the global guard chain: decides the request's key (`req.auth` or `req.authFailure`,
@@ -19,36 +26,64 @@ import { WindowSpec } from './rate-limit.storage';
  * day window would already have counted in the minute window; its headers (suffixed, reset in
  * seconds-until) and its exception body are not the contract's; and it returns a promise on every
  * request.
+ *
+ * A route's own `@Throttle()` windows are counted with the plan's, in the same atomic step, and
+ * `@SkipThrottle()` exempts a route from counting and from the headers (route-throttle.ts).
  */
 @Injectable()
-export class PlanThrottlerGuard implements CanActivate {
+export class PlanThrottlerGuard implements CanActivate, OnApplicationBootstrap {
   private readonly throttlers: readonly ThrottlerOptions[];
+  private readonly routeThrottles: RouteThrottles;
 
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
     private readonly keyLookups: KeyLookupBudget,
     private readonly rateLimit: RateLimitService,
+    private readonly routes: RouteTable,
   ) {
     this.throttlers = Array.isArray(options) ? options : options.throttlers;
+    this.routeThrottles = new RouteThrottles(this.throttlers.map((t) => t.name ?? 'default'));
+  }
+
+  /** Every route's @Throttle() read at start: one the limiter cannot honour stops the start. */
+  onApplicationBootstrap(): void {
+    for (const route of this.routes.routes) {
+      const methods = route.controller.prototype as Record<string, object>;
+      this.routeThrottles.of(route.controller, methods[route.handler]);
+    }
   }
 
   /** Synchronous while the key is cached and the storage is: no promise on every request. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (isPublic(context)) {
-      this.rateLimit.exempt(httpRequestOf(context));
-      return true;
+    const req = httpRequestOf(context);
+    const route = this.routeThrottles.of(context.getClass(), context.getHandler());
+    const publicRoute = isPublic(context);
+    if (route.skipped || (publicRoute && route.windows.length === 0)) {
+      this.rateLimit.exempt(req);
+      // RequireApiKeyGuard needs the key decided: within the IP's budget of lookups, as always.
+      const decided = publicRoute ? undefined : this.keyLookups.decideKey(req);
+      return decided instanceof Promise ? decided.then(() => true) : true;
     }
     // The limits depend on the key: decide it first (a lookup only within the IP's budget).
-    const decided = this.keyLookups.decideKey(httpRequestOf(context));
+    const decided = this.keyLookups.decideKey(req);
     return decided instanceof Promise
-      ? decided.then(() => this.count(context))
-      : this.count(context);
+      ? decided.then(() => this.count(context, route, publicRoute))
+      : this.count(context, route, publicRoute);
   }
 
-  private count(context: ExecutionContext): boolean | Promise<boolean> {
+  /**
+   * The plan's windows (those the route does not skip) and the route's own; a public route's
+   * own only, per key when it was sent one, else per IP.
+   */
+  private count(
+    context: ExecutionContext,
+    route: RouteThrottle,
+    publicRoute: boolean,
+  ): boolean | Promise<boolean> {
     const windows: WindowSpec[] = [];
     let pending: Promise<void>[] | undefined;
-    for (const throttler of this.throttlers) {
+    for (const throttler of publicRoute ? [] : this.throttlers) {
+      if (route.skippedPlanWindows.has(throttler.name ?? 'default')) continue;
       const spec: WindowSpec = { name: throttler.name ?? 'default', limit: 0, ttlMs: 0 };
       windows.push(spec);
       const limit = resolve(throttler.limit, context);
@@ -63,6 +98,12 @@ export class PlanThrottlerGuard implements CanActivate {
         });
         (pending ??= []).push(resolved);
       }
+    }
+    if (route.windows.length > 0) windows.push(...route.windows);
+    if (windows.length === 0) {
+      // Every plan window skipped (`@SkipThrottle({ minute: true, day: true })`), none of its own.
+      this.rateLimit.exempt(httpRequestOf(context));
+      return true;
     }
     return pending
       ? Promise.all(pending).then(() => this.enforce(context, windows))

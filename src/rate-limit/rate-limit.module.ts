@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AuthModule } from '../auth/auth.module';
+import { CommonModule } from '../common/common.module';
 import { httpRequestOf } from '../common/http/http-context';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { RateLimitStorageModule } from './rate-limit-storage.module';
@@ -11,6 +12,7 @@ import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
 @Module({
   imports: [
     AuthModule,
+    CommonModule,
     RateLimitStorageModule,
     // The throttlers' names, lengths and limits; PlanThrottlerGuard applies them together, on
     // RateLimitService's storage (RATE_LIMIT_STORAGE), not the throttler's own.

@@ -67,14 +67,24 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const env = { LOG_LEVEL: 'silent', ...options.env };
   Object.assign(process.env, env);
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
-  const app = await NestFactory.create<NestExpressApplication>(
-    rootModule(databaseUrl, options),
-    createHttpAdapter(),
-    { bodyParser: false, logger: false },
-  );
+  const forgetEnv = (): void => {
+    for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);
+  };
+  let app: NestExpressApplication;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(
+      rootModule(databaseUrl, options),
+      createHttpAdapter(),
+      // A module that cannot be created (a bad setting) fails the test, not the whole process.
+      { bodyParser: false, logger: false, abortOnError: false },
+    );
+  } catch (error) {
+    forgetEnv();
+    throw error;
+  }
   const db = new Pool({ connectionString: databaseUrl, max: 4 });
   const close = async (): Promise<void> => {
-    for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name);
+    forgetEnv();
     if (!db.ended) await db.end();
     await app.close();
   };
