@@ -1,0 +1,80 @@
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { AppOptions } from '../app-options';
+import { configureApp, createHttpAdapter } from '../app.setup';
+import { RouteTable } from '../common/http/route-table';
+import { BEARER_SCHEME, SWAGGER_UI_PATH } from '../openapi/openapi';
+import { describeRequiredScopes } from '../openapi/required-scopes.openapi';
+import { keepAdminBody } from './admin-body';
+import { AdminAppModule } from './admin.module';
+
+/** Where the admin listener serves its document. */
+export const ADMIN_OPENAPI_PATH = '/openapi/admin.json';
+
+const DESCRIPTION = `Key administration and the audit trail of the Store Orders Service: served only
+on the admin listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the API's port. Every operation needs a
+key with the scope \`keys:admin\` (granted only by name: \`npm run keys -- create ... --scopes
+keys:admin\`) and counts against that key's plan. Bodies are JSON (at most 16 KiB); a body that is
+not valid is \`400 INVALID_BODY\`, naming the field. Errors are \`{code, message, status}\`.`;
+
+/** The admin API's document, with each operation's required scope (always `keys:admin`). */
+function adminDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Store Orders Service: admin API')
+    .setVersion('1.0.0')
+    .setDescription(DESCRIPTION)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'API key with keys:admin' },
+      BEARER_SCHEME,
+    )
+    .addSecurityRequirements(BEARER_SCHEME)
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  describeRequiredScopes(document, app.get(RouteTable).routes, undefined);
+  const errorSchema = document.components?.schemas?.Error;
+  if (errorSchema && !('$ref' in errorSchema)) errorSchema.additionalProperties = false;
+  return document;
+}
+
+/** `/openapi/admin.json` and Swagger UI at `/docs`, on the admin listener only. */
+function setupAdminOpenApi(app: INestApplication): void {
+  const document = adminDocument(app);
+  app.getHttpAdapter().get(ADMIN_OPENAPI_PATH, (_req: Request, res: Response) => {
+    res.json(document);
+  });
+  const routes = app.get(RouteTable);
+  for (const path of [ADMIN_OPENAPI_PATH, SWAGGER_UI_PATH]) routes.addMounted('GET', path);
+  SwaggerModule.setup(SWAGGER_UI_PATH, app, document, {
+    jsonDocumentUrl: ADMIN_OPENAPI_PATH,
+    raw: false,
+    customSiteTitle: 'Store Orders Service: admin API',
+    swaggerOptions: { displayOperationId: true, tryItOutEnabled: false, url: ADMIN_OPENAPI_PATH },
+  });
+}
+
+/**
+ * The admin application (contract §10), created and configured as `main.ts` serves it (and the
+ * tests): the API's HTTP setup, with request bodies kept for the handlers and its own document.
+ * The caller listens on ADMIN_HOST:ADMIN_PORT.
+ */
+export async function createAdminApp(
+  options: AppOptions,
+  nestOptions: { logger?: false; bufferLogs?: boolean } = {},
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    AdminAppModule.forRoot(options),
+    createHttpAdapter(),
+    { bodyParser: false, abortOnError: false, ...nestOptions },
+  );
+  try {
+    configureApp(app, { keepBody: keepAdminBody, documents: setupAdminOpenApi });
+    await app.init();
+    return app;
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+}

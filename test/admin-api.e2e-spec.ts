@@ -1,0 +1,379 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import addFormats from 'ajv-formats';
+import type { Server } from 'node:http';
+import OpenAPIBackend, { type Document, SetMatchType } from 'openapi-backend';
+import request from 'supertest';
+import { createAdminApp } from '../src/admin/admin-app';
+import { expectErrorBody } from './support/client';
+import { eventually } from './support/eventually';
+import { createTestApp, type TestApp } from './support/test-app';
+
+const BEARER = 'Bearer realm="store-orders"';
+
+/** The admin document as the admin listener serves it, to hold every response to. */
+async function adminContract(http: Server) {
+  const res = await request(http).get('/openapi/admin.json').expect(200);
+  const document = res.body as Document;
+  const backend = new OpenAPIBackend({
+    definition: document,
+    strict: true,
+    customizeAjv: (ajv) => {
+      addFormats(ajv, ['date-time', 'uuid']);
+      ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+      return ajv;
+    },
+  });
+  await backend.init();
+  return (method: string, path: string, r: request.Response): void => {
+    const operation = backend.matchOperation({ method, path: path.split('?')[0], headers: {} });
+    if (!operation) throw new Error(`${method} ${path}: no operation in the admin document`);
+    const where = `${method.toUpperCase()} ${path} → ${r.status}`;
+    const documented = operation.responses?.[String(r.status)];
+    if (!documented || '$ref' in documented) throw new Error(`${where}: not documented`);
+    const missing = Object.entries(documented.headers ?? {})
+      .filter(([, header]) => 'required' in header && header.required === true)
+      .map(([name]) => name.toLowerCase())
+      .filter((name) => !(name in r.headers));
+    if (missing.length > 0) throw new Error(`${where}: headers missing: ${missing.join(', ')}`);
+    const headers = backend.validateResponseHeaders(r.headers, operation, {
+      statusCode: r.status,
+      setMatchType: SetMatchType.Any,
+    });
+    if (!headers.valid) throw new Error(`${where}: headers ${JSON.stringify(headers.errors)}`);
+    if (r.status === 204) {
+      if (r.text) throw new Error(`${where}: a body on a 204`);
+      return;
+    }
+    const body = backend.validateResponse(r.body, operation, r.status);
+    if (!body.valid) throw new Error(`${where}: body ${JSON.stringify(body.errors)}`);
+  };
+}
+
+interface Admin {
+  t: TestApp;
+  admin: NestExpressApplication;
+  http: Server;
+  adminKey: string;
+  adminKeyId: string;
+  check: Awaited<ReturnType<typeof adminContract>>;
+  call(method: 'get' | 'post' | 'delete', path: string, key?: string | null): request.Test;
+}
+
+async function startAdmin(t: TestApp): Promise<Admin> {
+  const admin = await createAdminApp({ databaseUrl: t.databaseUrl }, { logger: false });
+  const http = admin.getHttpServer();
+  const issued = await t.keys.issue({
+    plan: 'enterprise',
+    name: 'admin',
+    limits: { perMinute: 1_000_000, perDay: 1_000_000_000 },
+    scopes: ['keys:admin'],
+  });
+  const check = await adminContract(http);
+  const call = (
+    method: 'get' | 'post' | 'delete',
+    path: string,
+    key: string | null = issued.key,
+  ) => {
+    const req = request(http)[method](path);
+    if (key !== null) void req.set('Authorization', `Bearer ${key}`);
+    return req;
+  };
+  return { t, admin, http, adminKey: issued.key, adminKeyId: issued.id, check, call };
+}
+
+describe('admin API (contract §10)', () => {
+  let t: TestApp;
+  let a: Admin;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    a = await startAdmin(t);
+  });
+  afterAll(async () => {
+    await a.admin.close();
+    await t.close();
+  });
+
+  /** A request to the admin listener, held to the admin document. */
+  async function send(
+    method: 'get' | 'post' | 'delete',
+    path: string,
+    body?: unknown,
+    key?: string | null,
+  ): Promise<request.Response> {
+    const req = a.call(method, path, key);
+    const res = body === undefined ? await req : await req.send(body as object);
+    a.check(method, path, res);
+    return res;
+  }
+
+  it('the main port never serves /admin: 404 NOT_FOUND', async () => {
+    for (const path of ['/admin/v1/keys', '/admin/v1/audit', '/openapi/admin.json']) {
+      const res = await request(t.http).get(path).set('Authorization', `Bearer ${a.adminKey}`);
+      expect(res.status).toBe(404);
+      if (path.startsWith('/admin')) expectErrorBody(res, 404, 'NOT_FOUND');
+    }
+  });
+
+  it('a known admin path with another method is 405 with Allow; an unknown one 404', async () => {
+    const put = await a
+      .call('get', '/admin/v1/keys')
+      .then(() => request(a.http).put('/admin/v1/keys'));
+    expectErrorBody(put, 405, 'METHOD_NOT_ALLOWED');
+    expect(put.headers.allow).toBe('GET, HEAD, POST');
+    expectErrorBody(await request(a.http).get('/admin/v2/keys'), 404, 'NOT_FOUND');
+    expectErrorBody(await request(a.http).get('/v1/store/orders'), 404, 'NOT_FOUND');
+  });
+
+  it('401 without a key, 403 with a key lacking keys:admin', async () => {
+    const none = await send('get', '/admin/v1/keys', undefined, null);
+    expectErrorBody(none, 401, 'UNAUTHORIZED');
+    expect(none.headers['www-authenticate']).toBe(BEARER);
+    const bad = await send('get', '/admin/v1/keys', undefined, 'sk_madeup');
+    expect(bad.status).toBe(401);
+    expect(bad.headers['www-authenticate']).toBe(`${BEARER}, error="invalid_token"`);
+    // The test app's key has every scope but keys:admin.
+    const weak = await send('get', '/admin/v1/keys', undefined, t.key);
+    expectErrorBody(weak, 403, 'INSUFFICIENT_SCOPE');
+    expect(weak.headers['www-authenticate']).toBe(
+      `${BEARER}, error="insufficient_scope", scope="keys:admin"`,
+    );
+    expect(weak.headers['x-ratelimit-limit']).toBeDefined();
+  });
+
+  it('issues, lists, shows, rotates, unbans and revokes a key; the key works at once', async () => {
+    const created = await send('post', '/admin/v1/keys', {
+      plan: 'pro',
+      name: 'reporting',
+      scopes: ['orders:read'],
+      expiresAt: '2099-01-01T00:00:00Z',
+    });
+    expect(created.status).toBe(201);
+    const key = created.body as Record<string, unknown>;
+    expect(key).toEqual({
+      id: expect.any(String),
+      key: expect.stringMatching(/^sk_/),
+      name: 'reporting',
+      plan: 'pro',
+      perMinute: 300,
+      perDay: 10_000,
+      scopes: ['orders:read'],
+      createdAt: expect.any(String),
+      expiresAt: '2099-01-01T00:00:00.000Z',
+    });
+    const id = key.id as string;
+    await request(t.http)
+      .get('/v1/store/orders')
+      .set('Authorization', `Bearer ${key.key as string}`)
+      .expect(200);
+
+    const list = await send('get', '/admin/v1/keys');
+    expect(list.status).toBe(200);
+    const ids = (list.body as { data: { id: string }[] }).data.map((k) => k.id);
+    expect(ids).toContain(id);
+    expect(JSON.stringify(list.body)).not.toMatch(/hash/i);
+
+    const shown = await send('get', `/admin/v1/keys/${id}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body).not.toHaveProperty('key');
+    expect(shown.body).toMatchObject({ id, plan: 'pro', scopes: ['orders:read'] });
+
+    const rotated = await send('post', `/admin/v1/keys/${id}/rotate`, { graceSeconds: 0 });
+    expect(rotated.status).toBe(201);
+    const next = rotated.body as Record<string, unknown>;
+    expect(next).toMatchObject({ key: expect.stringMatching(/^sk_/), scopes: ['orders:read'] });
+    expect(next.id).not.toBe(id);
+
+    expect((await send('post', `/admin/v1/keys/${next.id as string}/unban`)).status).toBe(204);
+    expect((await send('delete', `/admin/v1/keys/${next.id as string}`)).status).toBe(204);
+    expect((await send('delete', `/admin/v1/keys/${next.id as string}`)).status).toBe(204);
+    await request(t.http)
+      .get('/v1/store/orders')
+      .set('Authorization', `Bearer ${next.key as string}`)
+      .expect(401);
+    const again = await send('post', `/admin/v1/keys/${next.id as string}/rotate`, {});
+    expectErrorBody(again, 409, 'KEY_REVOKED');
+  });
+
+  it('404 KEY_NOT_FOUND for an unknown id, on every route that takes one', async () => {
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    for (const [method, path] of [
+      ['get', `/admin/v1/keys/${unknown}`],
+      ['get', '/admin/v1/keys/nope'],
+      ['post', `/admin/v1/keys/${unknown}/rotate`],
+      ['post', `/admin/v1/keys/${unknown}/unban`],
+      ['delete', `/admin/v1/keys/${unknown}`],
+    ] as const) {
+      expectErrorBody(await send(method, path), 404, 'KEY_NOT_FOUND');
+    }
+  });
+
+  it.each([
+    ['not JSON', 'plan=pro', 'text/plain', /JSON/],
+    ['broken JSON', '{"plan":', 'application/json', /JSON/],
+    ['not an object', '["pro"]', 'application/json', /object/],
+    ['an unknown field', '{"plan":"pro","colour":"red"}', 'application/json', /colour/],
+    ['a missing plan', '{"name":"x"}', 'application/json', /plan/],
+    ['an unknown plan', '{"plan":"gold"}', 'application/json', /plan/],
+    [
+      'enterprise without limits',
+      '{"plan":"enterprise","perMinute":5}',
+      'application/json',
+      /perDay/,
+    ],
+    [
+      'limits on a fixed plan',
+      '{"plan":"pro","perMinute":5,"perDay":9}',
+      'application/json',
+      /perMinute/,
+    ],
+    [
+      'a limit of the wrong type',
+      '{"plan":"enterprise","perMinute":"5","perDay":9}',
+      'application/json',
+      /perMinute/,
+    ],
+    ['a name of the wrong type', '{"plan":"pro","name":7}', 'application/json', /name/],
+    [
+      'an unknown scope',
+      '{"plan":"pro","scopes":["orders:write"]}',
+      'application/json',
+      /scopes.*orders:write/,
+    ],
+    ['scopes not an array', '{"plan":"pro","scopes":"orders:read"}', 'application/json', /scopes/],
+    [
+      'an expiry that is no time',
+      '{"plan":"pro","expiresAt":"tomorrow"}',
+      'application/json',
+      /expiresAt/,
+    ],
+    [
+      'an expiry in the past',
+      '{"plan":"pro","expiresAt":"2001-01-01T00:00:00Z"}',
+      'application/json',
+      /expiresAt/,
+    ],
+  ])(
+    'POST /admin/v1/keys with %s: 400 INVALID_BODY naming it',
+    async (_what, body, type, named) => {
+      const res = await a.call('post', '/admin/v1/keys').set('Content-Type', type).send(body);
+      a.check('post', '/admin/v1/keys', res);
+      expectErrorBody(res, 400, 'INVALID_BODY');
+      expect((res.body as { message: string }).message).toMatch(named);
+    },
+  );
+
+  it('rotate refuses a grace period of the wrong type; a body over 16 KiB is 413', async () => {
+    const { body } = await send('post', '/admin/v1/keys', { plan: 'free' });
+    const id = (body as { id: string }).id;
+    const wrong = await send('post', `/admin/v1/keys/${id}/rotate`, { graceSeconds: -1 });
+    expectErrorBody(wrong, 400, 'INVALID_BODY');
+    expect((wrong.body as { message: string }).message).toMatch(/graceSeconds/);
+    const big = await a
+      .call('post', '/admin/v1/keys')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ plan: 'free', name: 'x'.repeat(17 * 1024) }));
+    expectErrorBody(big, 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('writes audit events with actor key:<admin key id> and the request id; pages and filters them', async () => {
+    const requestId = 'admin-audit-e2e-1';
+    const created = await a
+      .call('post', '/admin/v1/keys')
+      .set('X-Request-Id', requestId)
+      .send({ plan: 'free', name: 'audited' });
+    expect(created.status).toBe(201);
+    const target = `key:${(created.body as { id: string }).id}`;
+    const page = await send('get', `/admin/v1/audit?target=${encodeURIComponent(target)}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toEqual({
+      data: [
+        {
+          id: expect.any(String),
+          at: expect.any(String),
+          actor: `key:${a.adminKeyId}`,
+          action: 'key.created',
+          target,
+          requestId,
+        },
+      ],
+      hasMore: false,
+    });
+
+    // Newest first, one at a time, by the admin key's actor.
+    const actor = encodeURIComponent(`key:${a.adminKeyId}`);
+    const first = await send('get', `/admin/v1/audit?actor=${actor}&action=key.created&limit=1`);
+    const one = first.body as { data: { id: string }[]; hasMore: boolean; nextCursor: string };
+    expect(one.data).toHaveLength(1);
+    expect(one.data[0].id).toBe((page.body as { data: { id: string }[] }).data[0].id);
+    expect(one.hasMore).toBe(true);
+    const second = await send(
+      'get',
+      `/admin/v1/audit?actor=${actor}&action=key.created&limit=1&cursor=${encodeURIComponent(one.nextCursor)}`,
+    );
+    const two = second.body as { data: { id: string }[] };
+    expect(BigInt(two.data[0].id)).toBeLessThan(BigInt(one.data[0].id));
+
+    for (const query of [
+      'limit=0',
+      'action=key.eaten',
+      'cursor=zzz',
+      'colour=red',
+      'limit=1&limit=2',
+    ]) {
+      expectErrorBody(await send('get', `/admin/v1/audit?${query}`), 400, 'INVALID_QUERY');
+    }
+  });
+
+  it('serves its document and Swagger UI on the admin listener only', async () => {
+    const doc = await request(a.http).get('/openapi/admin.json').expect(200);
+    const paths = Object.keys((doc.body as { paths: object }).paths).sort();
+    expect(paths).toEqual([
+      '/admin/v1/audit',
+      '/admin/v1/keys',
+      '/admin/v1/keys/{id}',
+      '/admin/v1/keys/{id}/rotate',
+      '/admin/v1/keys/{id}/unban',
+    ]);
+    const ui = await request(a.http).get('/docs').redirects(1);
+    expect(ui.status).toBe(200);
+    expect(ui.text).toMatch(/swagger/i);
+    const main = await request(t.http).get('/openapi.json').expect(200);
+    expect(JSON.stringify(main.body)).not.toContain('/admin/');
+  });
+});
+
+describe('admin API with two instances', () => {
+  let one: TestApp;
+  let two: TestApp;
+  let a: Admin;
+
+  beforeAll(async () => {
+    one = await createTestApp();
+    two = await createTestApp({ databaseUrl: one.databaseUrl });
+    a = await startAdmin(one);
+  });
+  afterAll(async () => {
+    await a.admin.close();
+    await two.close();
+    await one.close();
+  });
+
+  it('a key created over HTTP works on every instance at once; revoked, it stops within 10 s', async () => {
+    const created = await a.call('post', '/admin/v1/keys').send({ plan: 'free' });
+    expect(created.status).toBe(201);
+    const { id, key } = created.body as { id: string; key: string };
+    const status = async (t: TestApp): Promise<number> =>
+      (await request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`)).status;
+    expect(await status(one)).toBe(200);
+    expect(await status(two)).toBe(200);
+    expect((await a.call('delete', `/admin/v1/keys/${id}`)).status).toBe(204);
+    for (const t of [one, two]) {
+      await eventually(
+        () => status(t),
+        (s) => s === 401,
+        10_000,
+      );
+    }
+  });
+});
