@@ -4,9 +4,14 @@ import type { Server } from 'node:http';
 import OpenAPIBackend, { type Document, SetMatchType } from 'openapi-backend';
 import request from 'supertest';
 import { createAdminApp } from '../src/admin/admin-app';
+import { AppProcess } from './support/app-process';
+import { bearerFor } from './support/auth';
+import { httpRequest } from './support/http';
 import { expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
-import { createTestApp, type TestApp } from './support/test-app';
+import { createTestApp, createTestDatabase, type TestApp } from './support/test-app';
+
+const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
 
 const BEARER = 'Bearer realm="store-orders"';
 
@@ -375,5 +380,57 @@ describe('admin API with two instances', () => {
         10_000,
       );
     }
+  });
+});
+
+describe('the service process (main.ts)', () => {
+  let databaseUrl: string;
+  let app: AppProcess | undefined;
+
+  beforeAll(async () => {
+    databaseUrl = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+  });
+
+  it('has no admin listener unless ADMIN_PORT is set; its port answers /admin 404', async () => {
+    const started = await AppProcess.start(START_FROM_SOURCE, {
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'info',
+    });
+    app = started.app;
+    const { Authorization } = await bearerFor(databaseUrl);
+    const res = await httpRequest(`${started.url}/admin/v1/keys`, { headers: { Authorization } });
+    expect(res.status).toBe(404);
+    expect(app.find(/Admin API/)).toBeUndefined();
+  });
+
+  it('with ADMIN_PORT, serves the admin API on ADMIN_HOST (loopback by default) and closes it on SIGTERM', async () => {
+    const started = await AppProcess.start(START_FROM_SOURCE, {
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'info',
+      ADMIN_PORT: '0',
+    });
+    app = started.app;
+    await app.waitFor(/Admin API listening on/);
+    const line = app.json().find((l) => /Admin API listening on/.test(String(l.msg)));
+    expect(line).toMatchObject({ address: '127.0.0.1', port: expect.any(Number) });
+    const adminUrl = `http://127.0.0.1:${String(line?.port)}`;
+    const none = await httpRequest(`${adminUrl}/admin/v1/keys`);
+    expect(none.status).toBe(401);
+    expect((await httpRequest(`${adminUrl}/openapi/admin.json`)).status).toBe(200);
+    expect((await httpRequest(`${started.url}/admin/v1/keys`)).status).toBe(404);
+    app.kill('SIGTERM');
+    expect(await app.exited).toMatchObject({ code: 0 });
+  });
+
+  it('refuses to start with an ADMIN_PORT that is no port, naming it', async () => {
+    const started = AppProcess.start(START_FROM_SOURCE, {
+      DATABASE_URL: databaseUrl,
+      ADMIN_PORT: 'eighty',
+    });
+    await expect(started).rejects.toThrow(/ADMIN_PORT must be an integer/);
   });
 });
