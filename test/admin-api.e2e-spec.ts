@@ -146,6 +146,14 @@ describe('admin API (contract §10)', () => {
     expect(weak.headers['x-ratelimit-limit']).toBeDefined();
   });
 
+  it("is rate limited by the admin key's plan", async () => {
+    const free = await t.keys.issue({ plan: 'free', name: 'free admin', scopes: ['keys:admin'] });
+    const res = await send('get', '/admin/v1/keys', undefined, free.key);
+    expect(res.status).toBe(200);
+    expect(res.headers['x-ratelimit-limit']).toBe('60');
+    expect(res.headers['x-ratelimit-remaining']).toBe('59');
+  });
+
   it('issues, lists, shows, rotates, unbans and revokes a key; the key works at once', async () => {
     const created = await send('post', '/admin/v1/keys', {
       plan: 'pro',
