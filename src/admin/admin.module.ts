@@ -1,14 +1,12 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, type AppOptions } from '../app-options';
-import { RequireApiKeyGuard } from '../auth/api-key.guard';
+import { GUARD_CHAIN } from '../app.module';
 import { AuthModule } from '../auth/auth.module';
 import { CommonModule } from '../common/common.module';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsService } from '../metrics/metrics.service';
-import { PlanThrottlerGuard } from '../rate-limit/plan-throttler.guard';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { RedisModule } from '../redis/redis.module';
 import { AdminKeysController } from './admin-keys.controller';
@@ -52,12 +50,7 @@ export class AdminAppModule {
         RateLimitModule,
         AdminModule,
       ],
-      providers: [
-        { provide: APP_OPTIONS, useValue: own },
-        // The API's guard chain, in its order (app.module.ts).
-        { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
-        { provide: APP_GUARD, useClass: RequireApiKeyGuard },
-      ],
+      providers: [{ provide: APP_OPTIONS, useValue: own }, ...GUARD_CHAIN],
       exports: [APP_OPTIONS],
       global: true,
     };
