@@ -11,6 +11,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
+import { RateLimitStorageModule } from './rate-limit/rate-limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 
@@ -36,6 +37,7 @@ export class AppModule {
         LoggingModule.forRoot(),
         DatabaseModule.forRoot(options),
         RedisModule,
+        RateLimitStorageModule,
         AuthModule,
         RateLimitModule,
         MetricsModule,

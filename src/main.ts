@@ -93,7 +93,7 @@ async function bootstrap(): Promise<void> {
   const adminListener = adminListenerOf(process.env);
   const admin = adminListener && {
     ...adminListener,
-    app: await createAdminApp({ databaseUrl }, { bufferLogs: true }),
+    app: await createAdminApp(app, { bufferLogs: true }),
   };
   const { drainDelayMs, timeoutMs } = config.shutdown;
   let stopping = false;
@@ -117,8 +117,10 @@ async function bootstrap(): Promise<void> {
     if (drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
     logger.log('Closing the listener, draining in-flight requests', 'Shutdown');
     try {
-      // Stops accepting, waits for in-flight requests, then closes the pool and Redis.
-      await Promise.all([app.close(), admin?.app.close()]);
+      // Stops accepting, waits for in-flight requests, then closes the pool and Redis. The admin
+      // application first: it counts in the API's rate-limit storage (and its Redis client).
+      await admin?.app.close();
+      await app.close();
       await embedded?.stop();
       await stopTracing();
     } catch (error) {

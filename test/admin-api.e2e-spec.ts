@@ -1,10 +1,16 @@
 import request from 'supertest';
+import { ADMIN_API } from '../src/admin/admin.errors';
+import { registeredErrorCodes } from '../src/common/errors/error-code';
+import { MetricsService } from '../src/metrics/metrics.service';
+import { WidgetsModule } from './fixtures/widgets/widgets.module';
 import { type AdminTestApp, startAdminApp } from './support/admin-app';
 import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
 import { httpRequest } from './support/http';
 import { expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
+import { RedisServer } from './support/redis-server';
+import { describeWithBinary } from './support/system-binary';
 import { createTestApp, createTestDatabase, type TestApp } from './support/test-app';
 
 const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
@@ -129,8 +135,72 @@ describe('admin API (contract §10)', () => {
       .get('/v1/store/orders')
       .set('Authorization', `Bearer ${next.key as string}`)
       .expect(401);
+    // As the keys tool refuses it (exit code 2): a revoked key is never replaced.
     const again = await send('post', `/admin/v1/keys/${next.id as string}/rotate`, {});
     expectErrorBody(again, 409, 'KEY_REVOKED');
+    expect((again.body as { message: string }).message).toBe(
+      `Key ${next.id as string} is revoked: issue a new one (POST /admin/v1/keys)`,
+    );
+  });
+
+  it('a path id is a whole UUID, in either case: a prefix the keys tool would match is 404', async () => {
+    const { body } = await send('post', '/admin/v1/keys', { plan: 'free', name: 'by id' });
+    const id = (body as { id: string }).id;
+    expect((await send('get', `/admin/v1/keys/${id.toUpperCase()}`)).body).toMatchObject({ id });
+    for (const ref of [id.slice(0, 8), id.slice(0, 35), `${id}0`, ` ${id}`]) {
+      const path = `/admin/v1/keys/${encodeURIComponent(ref)}`;
+      expectErrorBody(await send('get', path), 404, 'KEY_NOT_FOUND');
+      expectErrorBody(await send('post', `${path}/rotate`, {}), 404, 'KEY_NOT_FOUND');
+      expectErrorBody(await send('post', `${path}/unban`), 404, 'KEY_NOT_FOUND');
+      expectErrorBody(await send('delete', path), 404, 'KEY_NOT_FOUND');
+    }
+    // Nothing was changed through the prefix.
+    expect((await send('get', `/admin/v1/keys/${id}`)).body).not.toHaveProperty('revokedAt');
+  });
+
+  it("counts an admin key's requests in the same windows on both listeners, and in the API's metrics", async () => {
+    // 3 on the API and 4 on the admin listener spend a limit of 7, whichever listener comes next.
+    const issued = await t.keys.issue({
+      plan: 'enterprise',
+      name: 'one budget',
+      limits: { perMinute: 7, perDay: 1_000 },
+      scopes: ['keys:admin', 'orders:read'],
+    });
+    for (let i = 0; i < 3; i++) {
+      const res = await request(t.http)
+        .get('/v1/store/orders')
+        .set('Authorization', `Bearer ${issued.key}`);
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(6 - i));
+    }
+    for (let i = 0; i < 4; i++) {
+      const res = await send('get', `/admin/v1/keys/${issued.id}`, undefined, issued.key);
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(3 - i));
+    }
+    expectErrorBody(
+      await send('get', '/admin/v1/keys', undefined, issued.key),
+      429,
+      'RATE_LIMIT_EXCEEDED',
+    );
+    expectErrorBody(
+      await request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${issued.key}`),
+      429,
+      'RATE_LIMIT_EXCEEDED',
+    );
+    // The service's one registry (its /metrics) has the admin requests, by route pattern.
+    const metrics = t.app.get(MetricsService);
+    await eventually(
+      () => metrics.render(),
+      (text) =>
+        /^http_requests_total\{method="GET",route="\/admin\/v1\/keys\/:id",status="200"\} \d+$/m.test(
+          text,
+        ) &&
+        /^http_requests_total\{method="GET",route="\/admin\/v1\/keys",status="429"\} \d+$/m.test(
+          text,
+        ),
+      10_000,
+    );
   });
 
   it('404 KEY_NOT_FOUND for an unknown id, on every route that takes one', async () => {
@@ -279,42 +349,103 @@ describe('admin API (contract §10)', () => {
     const main = await request(t.http).get('/openapi.json').expect(200);
     expect(JSON.stringify(main.body)).not.toContain('/admin/');
   });
-});
 
-describe('admin API with two instances', () => {
-  let one: TestApp;
-  let two: TestApp;
-  let a: AdminTestApp;
-
-  beforeAll(async () => {
-    one = await createTestApp();
-    two = await createTestApp({ databaseUrl: one.databaseUrl });
-    a = await startAdminApp(one);
-  });
-  afterAll(async () => {
-    await a.admin.close();
-    await two.close();
-    await one.close();
-  });
-
-  it('a key created over HTTP works on every instance at once; revoked, it stops within 10 s', async () => {
-    const created = await a.call('post', '/admin/v1/keys').send({ plan: 'free' });
-    expect(created.status).toBe(201);
-    const { id, key } = created.body as { id: string; key: string };
-    const status = async (t: TestApp): Promise<number> =>
-      (await request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`)).status;
-    expect(await status(one)).toBe(200);
-    expect(await status(two)).toBe(200);
-    expect((await a.call('delete', `/admin/v1/keys/${id}`)).status).toBe(204);
-    for (const t of [one, two]) {
-      await eventually(
-        () => status(t),
-        (s) => s === 401,
-        10_000,
-      );
+  it("lists its own codes in its document only: the API's documents (v1, v2, a module's) name none", async () => {
+    const adminOnly = ['INVALID_BODY', 'KEY_NOT_FOUND', 'KEY_REVOKED'];
+    const doc = await request(a.http).get('/openapi/admin.json').expect(200);
+    const listed = (doc.body as { components: { schemas: { Error: object } } }).components.schemas
+      .Error as { properties: { code: { description: string } } };
+    for (const code of [...adminOnly, 'INVALID_QUERY', 'UNAUTHORIZED', 'INSUFFICIENT_SCOPE']) {
+      expect(listed.properties.code.description).toContain(code);
     }
+
+    // With a module's own version document (v3) beside v1 and v2.
+    const withModule = await createTestApp({ imports: [WidgetsModule] });
+    try {
+      for (const path of [
+        '/openapi.json',
+        '/openapi/v1.json',
+        '/openapi/v2.json',
+        '/openapi/v3.json',
+      ]) {
+        const text = (await request(withModule.http).get(path).expect(200)).text;
+        expect(text).toContain('Machine-readable error code: BAD_REQUEST');
+        for (const code of adminOnly)
+          expect({ path, has: text.includes(code) }).toEqual({ path, has: false });
+      }
+    } finally {
+      await withModule.close();
+    }
+    // The registry says the same: these are the admin API's, and not the API's.
+    const mainCodes = new Set(registeredErrorCodes().map((e) => e.code));
+    const adminCodes = registeredErrorCodes(ADMIN_API).map((e) => e.code);
+    expect(adminCodes.filter((code) => !mainCodes.has(code)).sort()).toEqual(adminOnly);
   });
 });
+
+describeWithBinary('redis-server', 'redis-server')(
+  'admin API with two instances sharing PostgreSQL and Redis',
+  () => {
+    let redis: RedisServer;
+    let one: TestApp;
+    let two: TestApp;
+    let a: AdminTestApp;
+
+    beforeAll(async () => {
+      redis = await RedisServer.start();
+      const env = { REDIS_URL: redis.url };
+      one = await createTestApp({ env });
+      two = await createTestApp({ env, databaseUrl: one.databaseUrl });
+      a = await startAdminApp(one);
+    });
+    afterAll(async () => {
+      await a.admin.close();
+      await two.close();
+      await one.close();
+      await redis.stop();
+    });
+
+    const orders = (t: TestApp, key: string) =>
+      request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+
+    it("a key created over A's admin API works on B at once; revoked there, B refuses it within 10 s", async () => {
+      const created = await a.call('post', '/admin/v1/keys').send({ plan: 'free' });
+      expect(created.status).toBe(201);
+      const { id, key } = created.body as { id: string; key: string };
+      // B has never seen it: its first request is admitted.
+      expect((await orders(two, key)).status).toBe(200);
+      expect((await orders(one, key)).status).toBe(200);
+      expect((await a.call('delete', `/admin/v1/keys/${id}`)).status).toBe(204);
+      // Contract §2's bound, from the revocation's answer.
+      for (const t of [two, one]) {
+        await eventually(
+          async () => (await orders(t, key)).status,
+          (s) => s === 401,
+          10_000,
+        );
+      }
+    });
+
+    it("an admin key's requests on A's admin listener and B's API spend one limit, in Redis", async () => {
+      const created = await a.call('post', '/admin/v1/keys').send({
+        plan: 'enterprise',
+        perMinute: 6,
+        perDay: 1_000,
+        scopes: ['keys:admin', 'orders:read'],
+      });
+      expect(created.status).toBe(201);
+      const { id, key } = created.body as { id: string; key: string };
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i++) {
+        const res =
+          i % 2 === 0 ? await a.call('get', `/admin/v1/keys/${id}`, key) : await orders(two, key);
+        statuses.push(res.status);
+        if (res.status === 200) expect(res.headers['x-ratelimit-remaining']).toBe(String(5 - i));
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429]);
+    });
+  },
+);
 
 describe('the service process (main.ts)', () => {
   let databaseUrl: string;

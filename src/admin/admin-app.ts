@@ -1,14 +1,15 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import type { AppOptions } from '../app-options';
 import { configureApp, createHttpAdapter } from '../app.setup';
 import { RouteTable } from '../common/http/route-table';
-import { BEARER_SCHEME, SWAGGER_UI_PATH } from '../openapi/openapi';
+import { registeredErrorCodes } from '../common/errors/error-code';
+import { BEARER_SCHEME, documentedCodes, SWAGGER_UI_PATH } from '../openapi/openapi';
 import { describeRequiredScopes } from '../openapi/required-scopes.openapi';
 import { keepAdminBody } from './admin-body';
+import { ADMIN_API } from './admin.errors';
 import { AdminAppModule } from './admin.module';
 
 /** Where the admin listener serves its document. */
@@ -35,7 +36,22 @@ function adminDocument(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config);
   describeRequiredScopes(document, app.get(RouteTable).routes, undefined);
   const errorSchema = document.components?.schemas?.Error;
-  if (errorSchema && !('$ref' in errorSchema)) errorSchema.additionalProperties = false;
+  if (errorSchema && !('$ref' in errorSchema)) {
+    errorSchema.additionalProperties = false;
+    // The codes its operations answer: the admin API's own (kept out of the API's documents)
+    // and the common ones.
+    const answered = documentedCodes(document);
+    const codes = [...registeredErrorCodes(ADMIN_API), ...registeredErrorCodes()]
+      .filter(
+        ({ code }, i, all) => answered.has(code) && all.findIndex((e) => e.code === code) === i,
+      )
+      .sort((a, b) => a.status - b.status)
+      .map((e) => e.code);
+    const code = errorSchema.properties?.code;
+    if (code && !('$ref' in code)) {
+      code.description = `Machine-readable error code: ${codes.join(', ')}`;
+    }
+  }
   return document;
 }
 
@@ -57,15 +73,16 @@ function setupAdminOpenApi(app: INestApplication): void {
 
 /**
  * The admin application (contract §10), created and configured as `main.ts` serves it (and the
- * tests): the API's HTTP setup, with request bodies kept for the handlers and its own document.
- * The caller listens on ADMIN_HOST:ADMIN_PORT.
+ * tests): the API's HTTP setup, with request bodies kept for the handlers and its own document,
+ * beside the API's application `api` (its database, rate-limit storage and metrics). The caller
+ * listens on ADMIN_HOST:ADMIN_PORT, and closes it before `api`.
  */
 export async function createAdminApp(
-  options: AppOptions,
+  api: INestApplicationContext,
   nestOptions: { logger?: false; bufferLogs?: boolean } = {},
 ): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
-    AdminAppModule.forRoot(options),
+    AdminAppModule.forRoot(api),
     createHttpAdapter(),
     { bodyParser: false, abortOnError: false, ...nestOptions },
   );

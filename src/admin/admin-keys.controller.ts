@@ -15,7 +15,9 @@ import { auditPageJson, InvalidAuditQueryError } from '../audit/audit-trail';
 import {
   AmbiguousKeyIdError,
   InvalidKeyRequestError,
+  isUuid,
   KeyNotFoundError,
+  RevokedKeyError,
 } from '../auth/api-key.store';
 import { KeysService } from '../auth/keys.service';
 import { RequestActor } from '../auth/request-actor.decorator';
@@ -38,9 +40,6 @@ import { AdminErrors } from './admin.errors';
 import { parseAuditQuery } from './audit-query';
 import { AdminAuditPageSchema } from './admin-audit.schema';
 
-/** A key's id in a path: the whole id (the keys tool's short prefixes are for people typing). */
-const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 const invalidBody = (message: string): ApiException =>
   new ApiException(AdminErrors.INVALID_BODY, message);
 
@@ -49,17 +48,23 @@ function answerOf(error: unknown, id?: string): unknown {
   if (error instanceof KeyNotFoundError || error instanceof AmbiguousKeyIdError) {
     return new ApiException(AdminErrors.KEY_NOT_FOUND, `No key with id ${id ?? ''}`);
   }
-  if (error instanceof InvalidKeyRequestError) {
-    return id === undefined
-      ? invalidBody(error.message)
-      : new ApiException(AdminErrors.KEY_REVOKED, error.message);
+  // The keys tool refuses it too (a usage error): a revoked key is never replaced.
+  if (error instanceof RevokedKeyError) {
+    return new ApiException(
+      AdminErrors.KEY_REVOKED,
+      `Key ${error.id} is revoked: issue a new one (POST /admin/v1/keys)`,
+    );
   }
+  if (error instanceof InvalidKeyRequestError) return invalidBody(error.message);
   return error;
 }
 
-/** Runs the keys service's call; its refusals become the API's errors. */
+/**
+ * Runs the keys service's call; its refusals become the API's errors. A path's id is a whole
+ * UUID: the keys tool's short prefixes are for people typing, never matched over HTTP.
+ */
 async function answered<T>(call: () => Promise<T>, id?: string): Promise<T> {
-  if (id !== undefined && !KEY_ID.test(id)) throw answerOf(new KeyNotFoundError(id), id);
+  if (id !== undefined && !isUuid(id)) throw answerOf(new KeyNotFoundError(id), id);
   try {
     return await call();
   } catch (error) {

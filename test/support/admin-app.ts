@@ -57,11 +57,12 @@ export interface AdminTestApp {
 }
 
 /**
- * The admin application as `main.ts` creates it (`createAdminApp`), on the test app's database,
- * with an enterprise key granted `keys:admin`; `check` holds a response to the admin document.
+ * The admin application as `main.ts` creates it (`createAdminApp`), beside the test app (its
+ * database, rate-limit storage and metrics), with an enterprise key granted `keys:admin`; `check`
+ * holds a response to the admin document.
  */
 export async function startAdminApp(t: TestApp): Promise<AdminTestApp> {
-  const admin = await createAdminApp({ databaseUrl: t.databaseUrl }, { logger: false });
+  const admin = await createAdminApp(t.app, { logger: false });
   const http = admin.getHttpServer();
   const issued = await t.keys.issue({
     plan: 'enterprise',
