@@ -49,6 +49,16 @@ describe('admin API (contract §10)', () => {
       expect(res.status).toBe(404);
       if (path.startsWith('/admin')) expectErrorBody(res, 404, 'NOT_FOUND');
     }
+    // Nor any other method on them: 404, never a 405 that would say the path exists.
+    const count = async (): Promise<number> =>
+      (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
+    const before = await count();
+    const post = await request(t.http)
+      .post('/admin/v1/keys')
+      .set('Authorization', `Bearer ${a.adminKey}`)
+      .send({ plan: 'free' });
+    expectErrorBody(post, 404, 'NOT_FOUND');
+    expect(await count()).toBe(before);
   });
 
   it('a known admin path with another method is 405 with Allow; an unknown one 404', async () => {
@@ -271,17 +281,80 @@ describe('admin API (contract §10)', () => {
     },
   );
 
-  it('rotate refuses a grace period of the wrong type; a body over 16 KiB is 413', async () => {
+  it('rotate refuses a grace period of the wrong type or an unknown field; bodies up to 16 KiB are read, past that 413', async () => {
     const { body } = await send('post', '/admin/v1/keys', { plan: 'free' });
     const id = (body as { id: string }).id;
     const wrong = await send('post', `/admin/v1/keys/${id}/rotate`, { graceSeconds: -1 });
     expectErrorBody(wrong, 400, 'INVALID_BODY');
     expect((wrong.body as { message: string }).message).toMatch(/graceSeconds/);
-    const big = await a
-      .call('post', '/admin/v1/keys')
-      .set('Content-Type', 'application/json')
-      .send(JSON.stringify({ plan: 'free', name: 'x'.repeat(17 * 1024) }));
-    expectErrorBody(big, 413, 'PAYLOAD_TOO_LARGE');
+    const unknown = await send('post', `/admin/v1/keys/${id}/rotate`, { grace: 60 });
+    expectErrorBody(unknown, 400, 'INVALID_BODY');
+    expect((unknown.body as { message: string }).message).toMatch(/grace\b/);
+    const zero = await send('post', '/admin/v1/keys', {
+      plan: 'enterprise',
+      perMinute: 0,
+      perDay: 10,
+    });
+    expectErrorBody(zero, 400, 'INVALID_BODY');
+    expect((zero.body as { message: string }).message).toMatch(/perMinute/);
+
+    // Exactly 16 KiB is read (and its over-long name refused); one byte more is 413.
+    const sized = (bytes: number): string => {
+      const shell = JSON.stringify({ plan: 'free', name: '' });
+      return JSON.stringify({ plan: 'free', name: 'x'.repeat(bytes - shell.length) });
+    };
+    expect(Buffer.byteLength(sized(16 * 1024))).toBe(16 * 1024);
+    for (const [bytes, status, code] of [
+      [16 * 1024, 400, 'INVALID_BODY'],
+      [16 * 1024 + 1, 413, 'PAYLOAD_TOO_LARGE'],
+    ] as const) {
+      const res = await a
+        .call('post', '/admin/v1/keys')
+        .set('Content-Type', 'application/json')
+        .send(sized(bytes));
+      a.check('post', '/admin/v1/keys', res);
+      expectErrorBody(res, status, code);
+    }
+  });
+
+  it('rotation with graceSeconds 0 refuses the old key; unban lifts a ban the key is under', async () => {
+    const created = await send('post', '/admin/v1/keys', { plan: 'pro', name: 'banned' });
+    const old = created.body as { id: string; key: string };
+    await t.db.query(`UPDATE api_keys SET banned_until = now() + interval '1 hour' WHERE id = $1`, [
+      old.id,
+    ]);
+    const banned = await send('get', `/admin/v1/keys/${old.id}`);
+    expect(banned.body).toHaveProperty('bannedUntil');
+    const api = (key: string) =>
+      request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+    await eventually(
+      async () => (await api(old.key)).status,
+      (status) => status === 429,
+      10_000,
+    );
+
+    expect((await send('post', `/admin/v1/keys/${old.id}/unban`)).status).toBe(204);
+    expect((await send('get', `/admin/v1/keys/${old.id}`)).body).not.toHaveProperty('bannedUntil');
+    await eventually(
+      async () => (await api(old.key)).status,
+      (status) => status === 200,
+      10_000,
+    );
+    const unbanned = await send(
+      'get',
+      `/admin/v1/audit?target=${encodeURIComponent(`key:${old.id}`)}&action=key.unbanned`,
+    );
+    expect((unbanned.body as { data: unknown[] }).data).toHaveLength(1);
+
+    const rotated = await send('post', `/admin/v1/keys/${old.id}/rotate`, { graceSeconds: 0 });
+    expect(rotated.status).toBe(201);
+    const next = rotated.body as { key: string };
+    await eventually(
+      async () => (await api(old.key)).status,
+      (status) => status === 401,
+      10_000,
+    );
+    expect((await api(next.key)).status).toBe(200);
   });
 
   it('writes audit events with actor key:<admin key id> and the request id; pages and filters them', async () => {
@@ -355,8 +428,17 @@ describe('admin API (contract §10)', () => {
     const doc = await request(a.http).get('/openapi/admin.json').expect(200);
     const listed = (doc.body as { components: { schemas: { Error: object } } }).components.schemas
       .Error as { properties: { code: { description: string } } };
-    for (const code of [...adminOnly, 'INVALID_QUERY', 'UNAUTHORIZED', 'INSUFFICIENT_SCOPE']) {
-      expect(listed.properties.code.description).toContain(code);
+    const codes = listed.properties.code.description.replace(/^.*: /, '').split(', ');
+    expect(codes).toEqual(
+      expect.arrayContaining([
+        ...adminOnly,
+        ...['INVALID_QUERY', 'UNAUTHORIZED', 'INSUFFICIENT_SCOPE', 'RATE_LIMIT_EXCEEDED'],
+        ...['NOT_FOUND', 'METHOD_NOT_ALLOWED', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR'],
+      ]),
+    );
+    // Nor does it list what only the orders' routes answer.
+    for (const code of ['ORDER_NOT_FOUND', 'INVALID_ORDER_ID', 'INVALID_CURSOR', 'GONE']) {
+      expect(codes).not.toContain(code);
     }
 
     // With a module's own version document (v3) beside v1 and v2.
@@ -410,12 +492,15 @@ describeWithBinary('redis-server', 'redis-server')(
 
     it("a key created over A's admin API works on B at once; revoked there, B refuses it within 10 s", async () => {
       const created = await a.call('post', '/admin/v1/keys').send({ plan: 'free' });
+      a.check('post', '/admin/v1/keys', created);
       expect(created.status).toBe(201);
       const { id, key } = created.body as { id: string; key: string };
       // B has never seen it: its first request is admitted.
       expect((await orders(two, key)).status).toBe(200);
       expect((await orders(one, key)).status).toBe(200);
-      expect((await a.call('delete', `/admin/v1/keys/${id}`)).status).toBe(204);
+      const revoked = await a.call('delete', `/admin/v1/keys/${id}`);
+      a.check('delete', `/admin/v1/keys/${id}`, revoked);
+      expect(revoked.status).toBe(204);
       // Contract §2's bound, from the revocation's answer.
       for (const t of [two, one]) {
         await eventually(

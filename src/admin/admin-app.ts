@@ -5,7 +5,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import type { Request, Response } from 'express';
 import { configureApp, createHttpAdapter } from '../app.setup';
 import { RouteTable } from '../common/http/route-table';
-import { registeredErrorCodes } from '../common/errors/error-code';
+import { CommonErrors, type ErrorCode, registeredErrorCodes } from '../common/errors/error-code';
 import { BEARER_SCHEME, documentedCodes, SWAGGER_UI_PATH } from '../openapi/openapi';
 import { describeRequiredScopes } from '../openapi/required-scopes.openapi';
 import { keepAdminBody } from './admin-body';
@@ -38,15 +38,15 @@ function adminDocument(app: INestApplication): OpenAPIObject {
   const errorSchema = document.components?.schemas?.Error;
   if (errorSchema && !('$ref' in errorSchema)) {
     errorSchema.additionalProperties = false;
-    // The codes its operations answer: the admin API's own (kept out of the API's documents)
-    // and the common ones.
-    const answered = documentedCodes(document);
-    const codes = [...registeredErrorCodes(ADMIN_API), ...registeredErrorCodes()]
-      .filter(
-        ({ code }, i, all) => answered.has(code) && all.findIndex((e) => e.code === code) === i,
-      )
-      .sort((a, b) => a.status - b.status)
-      .map((e) => e.code);
+    // The codes its operations document, and those of the router and the HTTP layer (no
+    // route of it is deprecated: never GONE). The API's documents list none of its own.
+    const documented = documentedCodes(document);
+    const listed = [
+      ...registeredErrorCodes(ADMIN_API),
+      ...registeredErrorCodes().filter(({ code }) => documented.has(code)),
+      ...Object.values<ErrorCode>(CommonErrors).filter((e) => e !== CommonErrors.GONE),
+    ];
+    const codes = [...new Set(listed.sort((a, b) => a.status - b.status).map((e) => e.code))];
     const code = errorSchema.properties?.code;
     if (code && !('$ref' in code)) {
       code.description = `Machine-readable error code: ${codes.join(', ')}`;

@@ -24,6 +24,7 @@ import { RequestActor } from '../auth/request-actor.decorator';
 import { KEYS_ADMIN, RequireScope, scopesProblem } from '../auth/scopes';
 import { DEFAULT_GRACE_MS } from '../cli/keys-command';
 import { ApiException } from '../common/errors/api.exception';
+import { CommonErrors } from '../common/errors/error-code';
 import { parseRfc3339 } from '../common/rfc3339';
 import { planLimitsProblem } from '../plans/plans';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
@@ -71,6 +72,12 @@ async function answered<T>(call: () => Promise<T>, id?: string): Promise<T> {
     throw answerOf(error, id);
   }
 }
+
+/** The admin API's operations that take a body: the common 413's description says none does. */
+const BODY_TOO_LARGE = {
+  description: 'A request body over 16 KiB.',
+  codes: [CommonErrors.PAYLOAD_TOO_LARGE],
+};
 
 const ID_PARAM = ApiParam({ name: 'id', description: "The key's id (a UUID).", format: 'uuid' });
 
@@ -124,6 +131,7 @@ export class AdminKeysController {
       description: 'The body is not valid (the message names the field).',
       codes: [AdminErrors.INVALID_BODY],
     },
+    [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
   async create(
     @JsonBody(adminBodyPipe) body: CreateKeyBody,
@@ -194,7 +202,11 @@ export class AdminKeysController {
       description: 'No key with this id.',
       codes: [AdminErrors.KEY_NOT_FOUND],
     },
-    [HttpStatus.CONFLICT]: { description: 'The key is revoked.', codes: [AdminErrors.KEY_REVOKED] },
+    [HttpStatus.CONFLICT]: {
+      description: 'The key is revoked: issue a new one (the keys tool refuses it too).',
+      codes: [AdminErrors.KEY_REVOKED],
+    },
+    [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
   async rotate(
     @Param('id') id: string,
