@@ -26,7 +26,9 @@ class SharedWithApiModule {
   /**
    * The API application's rate-limit storage and metrics, as global providers of the admin one:
    * a key's requests count in the same windows on both listeners (in process or in Redis), and
-   * admin requests are in the service's /metrics.
+   * admin requests are in the service's /metrics. Nest runs their shutdown hooks when either
+   * application closes: the Redis storage's (its unused leases handed back) can run twice, and
+   * `main.ts` closes the admin application first, while the API's Redis client is still open.
    */
   static of(api: INestApplicationContext): DynamicModule {
     return {
