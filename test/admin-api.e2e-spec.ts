@@ -333,7 +333,12 @@ describe('admin API (contract §10)', () => {
       10_000,
     );
 
-    expect((await send('post', `/admin/v1/keys/${old.id}/unban`)).status).toBe(204);
+    // Unban takes no body: a field is refused (and the ban stays), an empty object is none.
+    const withField = await send('post', `/admin/v1/keys/${old.id}/unban`, { force: true });
+    expectErrorBody(withField, 400, 'INVALID_BODY');
+    expect((withField.body as { message: string }).message).toMatch(/force/);
+    expect((await send('get', `/admin/v1/keys/${old.id}`)).body).toHaveProperty('bannedUntil');
+    expect((await send('post', `/admin/v1/keys/${old.id}/unban`, {})).status).toBe(204);
     expect((await send('get', `/admin/v1/keys/${old.id}`)).body).not.toHaveProperty('bannedUntil');
     await eventually(
       async () => (await api(old.key)).status,

@@ -248,12 +248,24 @@ export class AdminKeysController {
   })
   @ApiOperationResponses({
     [HttpStatus.NO_CONTENT]: { description: 'Not banned (any more).' },
+    [HttpStatus.BAD_REQUEST]: {
+      description: 'A body with a field: this operation takes none (the message names it).',
+      codes: [AdminErrors.INVALID_BODY],
+    },
     [HttpStatus.NOT_FOUND]: {
       description: 'No key with this id.',
       codes: [AdminErrors.KEY_NOT_FOUND],
     },
+    [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
-  async unban(@Param('id') id: string, @RequestActor() actor: AuditActor): Promise<void> {
+  async unban(
+    @Param('id') id: string,
+    @JsonBody() body: Record<string, unknown>,
+    @RequestActor() actor: AuditActor,
+  ): Promise<void> {
+    // No field is known here: any is refused like an unknown field of the other bodies.
+    const fields = Object.keys(body);
+    if (fields.length > 0) throw invalidBody(`unknown field ${fields[0]}: unban takes no body`);
     await answered(() => this.keys.unban(id, actor), id);
   }
 
