@@ -93,7 +93,7 @@ async function checkSameLists(
 
 interface StalledReader {
   req: ClientRequest;
-  /** The answer's status once its head came, 0 while none came. */
+  /** The answer's status if its first bytes came within the patience, else 0 (still waiting). */
   status: number;
 }
 
@@ -108,20 +108,20 @@ function stalledReader(
   patienceMs: number,
 ): Promise<StalledReader> {
   return new Promise((resolve) => {
-    const reader: StalledReader = {
-      req: request(`${url}/v1/store/orders`, { headers, agent: false }, (res: IncomingMessage) => {
-        reader.status = res.statusCode ?? 0;
+    const req = request(
+      `${url}/v1/store/orders`,
+      { headers, agent: false },
+      (res: IncomingMessage) => {
         res.once('data', () => {
           res.pause();
           clearTimeout(timer);
-          resolve(reader);
+          resolve({ req, status: res.statusCode ?? 0 });
         });
-      }),
-      status: 0,
-    };
-    reader.req.on('error', () => undefined);
-    reader.req.end();
-    const timer = setTimeout(() => resolve(reader), patienceMs);
+      },
+    );
+    req.on('error', () => undefined);
+    req.end();
+    const timer = setTimeout(() => resolve({ req, status: 0 }), patienceMs);
   });
 }
 
@@ -140,13 +140,15 @@ async function busyBackends(databaseUrl: string): Promise<number> {
 interface Timed {
   status: number | string;
   ms: number;
+  firstByteMs?: number;
 }
 
-async function timed(work: () => Promise<{ status: number }>): Promise<Timed> {
+/** `work`'s status and time (its own `ms` if it measures it, else the time it took). */
+async function timed(work: () => Promise<Partial<Timed> & { status: number }>): Promise<Timed> {
   const t0 = performance.now();
   try {
-    const { status } = await work();
-    return { status, ms: performance.now() - t0 };
+    const result = await work();
+    return { ms: performance.now() - t0, ...result };
   } catch (error) {
     return {
       status: error instanceof Error ? error.message : String(error),
@@ -156,11 +158,12 @@ async function timed(work: () => Promise<{ status: number }>): Promise<Timed> {
 }
 
 interface StallResult {
+  /** Stalled readers whose first bytes came within 5 s. */
   readersAnswered: number;
   busyBackends: number;
   cancels: Timed[];
   ready: Timed;
-  otherList: Timed & { firstByteMs?: number };
+  otherList: Timed;
 }
 
 /**
@@ -182,7 +185,11 @@ async function underStalledReaders(
     const busy = await busyBackends(databaseUrl);
     const otherList = timed(() =>
       fetchLargeList(url, headers, pid, LARGE_LIST_ORDERS, LARGE_LIST_TIMEOUT_MS).then(
-        (r: LargeListResult) => ({ status: r.whole ? 200 : -1, firstByteMs: r.firstByteMs }),
+        (r: LargeListResult) => ({
+          status: r.whole ? 200 : -1,
+          firstByteMs: r.firstByteMs,
+          ms: r.totalMs,
+        }),
       ),
     );
     const cancels: Timed[] = [];
