@@ -6,6 +6,7 @@ import { dataSourceOptions, MIGRATION_FILES } from '../src/database/data-source-
 import { api, expectErrorBody } from './support/client';
 import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
+import { testAppPerSuite } from './support/suite-app';
 import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
 
@@ -208,14 +209,9 @@ function routeLimits(apps: () => { t: TestApp; other: TestApp }): void {
 }
 
 describe('a module sets route limits: in-process counters', () => {
-  let t: TestApp;
+  const app = testAppPerSuite({ imports: [WidgetsModule], env: { TRUST_PROXY: 'loopback' } });
 
-  beforeAll(async () => {
-    t = await createTestApp({ imports: [WidgetsModule], env: { TRUST_PROXY: 'loopback' } });
-  });
-  afterAll(() => t.close());
-
-  routeLimits(() => ({ t, other: t }));
+  routeLimits(() => ({ t: app.t, other: app.t }));
 });
 
 describeWithBinary('redis-server', 'redis-server')(
