@@ -4,9 +4,8 @@ import { DataSource } from 'typeorm';
 import { environmentVariableNames, validateEnvironment } from '../src/config/environment';
 import { dataSourceOptions, MIGRATION_FILES } from '../src/database/data-source-options';
 import { api, expectErrorBody } from './support/client';
-import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
-import { testAppPerSuite } from './support/suite-app';
+import { testAppPerSuite, twoInstancesPerSuite } from './support/suite-app';
 import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
 
@@ -217,24 +216,13 @@ describe('a module sets route limits: in-process counters', () => {
 describeWithBinary('redis-server', 'redis-server')(
   'a module sets route limits: in Redis, shared by two instances',
   () => {
-    let redis: RedisServer;
-    let a: TestApp;
-    let b: TestApp;
-
-    beforeAll(async () => {
-      redis = await RedisServer.start();
-      const databaseUrl = await createTestDatabase();
-      const env = { REDIS_URL: redis.url, TRUST_PROXY: 'loopback' };
-      a = await createTestApp({ imports: [WidgetsModule], env, databaseUrl });
-      b = await createTestApp({ imports: [WidgetsModule], env, databaseUrl });
-    });
-    afterAll(async () => {
-      await a.close();
-      await b.close();
-      await redis.stop();
+    const two = twoInstancesPerSuite({
+      imports: [WidgetsModule],
+      env: { TRUST_PROXY: 'loopback' },
+      redis: true,
     });
 
-    routeLimits(() => ({ t: a, other: b }));
+    routeLimits(() => ({ t: two.a, other: two.b }));
   },
 );
 
