@@ -61,8 +61,8 @@ function decoratorKeyPrefixes(): { limit: string; ttl: string; skip: string } {
 
 /**
  * The routes' throttle declarations, read once per route through the routes' one metadata cache
- * (common/http/route-metadata.ts). A declaration the limiter cannot honour throws: PlanThrottlerGuard reads every route's
- * at start, so it stops the application then. `blockDuration`, `getTracker` and `generateKey`
+ * (common/http/route-metadata.ts). A declaration the limiter cannot honour throws:
+ * PlanThrottlerGuard reads every route's at start, so it stops the application then. `blockDuration`, `getTracker` and `generateKey`
  * are not read: a route's window blocks until it resets, and counts per key (per IP without one).
  */
 export class RouteThrottles {
