@@ -13,7 +13,8 @@ import { ApiExpressAdapter } from './platform/http-server';
 import { REQUEST_LOG, ROOT_LOGGER } from './logging/logging.module';
 import { observeRequests } from './logging/observe-requests';
 import { MetricsService } from './metrics/metrics.service';
-import { setupOpenApi, SWAGGER_UI_PATH } from './openapi/openapi';
+import { SWAGGER_UI_PATH } from './openapi/openapi-paths';
+import { setupOpenApi } from './openapi/openapi-routes';
 
 /**
  * What every response carries: the headers OWASP's REST Security Cheat Sheet asks of a JSON API.

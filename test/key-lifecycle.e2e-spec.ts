@@ -7,7 +7,8 @@ import { ApiKeyLifecycle1763900000000 } from '../src/auth/migrations/17639000000
 import { ApiKeyScopes1764200000000 } from '../src/auth/migrations/1764200000000-api-key-scopes';
 import { api, expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
-import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
+import { twoInstancesPerSuite } from './support/suite-app';
+import { createTestDatabase, TestApp } from './support/test-app';
 import { withClient } from './setup/clusters';
 
 const EXPIRED =
@@ -27,52 +28,45 @@ const enterprise = (perMinute: number) =>
   ({ plan: 'enterprise', limits: { perMinute, perDay: 100_000 } }) as const;
 
 describe('key lifecycle over HTTP', () => {
-  let a: TestApp;
-  let b: TestApp;
-
-  beforeAll(async () => {
-    // Two instances on one database, as behind a load balancer.
-    const databaseUrl = await createTestDatabase();
-    const env = { RATE_LIMIT_BAN_AFTER: '2', RATE_LIMIT_BAN_SECONDS: '600' };
-    a = await createTestApp({ env, databaseUrl });
-    b = await createTestApp({ env, databaseUrl });
-  });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
+  // Two instances on one database, as behind a load balancer.
+  const two = twoInstancesPerSuite({
+    env: { RATE_LIMIT_BAN_AFTER: '2', RATE_LIMIT_BAN_SECONDS: '600' },
   });
 
   it('refuses an expired key with error_description on every instance, though both had it cached', async () => {
     const expiresAt = new Date(Date.now() + 2_500);
-    const { key } = await a.keys.issue({ plan: 'pro', expiresAt });
+    const { key } = await two.a.keys.issue({ plan: 'pro', expiresAt });
     // Cached by both instances now, for longer than the key has left.
-    await api(a, key).get('/v1/store/orders').expect(200);
-    await api(b, key).get('/v1/store/orders').expect(200);
+    await api(two.a, key).get('/v1/store/orders').expect(200);
+    await api(two.b, key).get('/v1/store/orders').expect(200);
 
     await until(expiresAt);
-    await expectExpired(a, key);
-    await expectExpired(b, key);
+    await expectExpired(two.a, key);
+    await expectExpired(two.b, key);
     // And still after the cache entries lapse and the database is asked again.
     await sleep(5_100);
-    await expectExpired(a, key);
+    await expectExpired(two.a, key);
   });
 
   it('counts requests with an expired key against the client IP, like any invalid key', async () => {
-    const { key } = await a.keys.issue({ plan: 'pro', expiresAt: new Date(Date.now() + 1_000) });
+    const { key } = await two.a.keys.issue({
+      plan: 'pro',
+      expiresAt: new Date(Date.now() + 1_000),
+    });
     await sleep(1_050);
-    const res = await api(a, key).get('/v1/store/orders').expect(401);
+    const res = await api(two.a, key).get('/v1/store/orders').expect(401);
     // The free plan's anonymous window (60 a minute), not the pro key's 300.
     expect(res.headers['x-ratelimit-limit']).toBe('60');
   });
 
   it('rotates a key: both work during the grace period, sharing one budget, then the old one expires', async () => {
-    const old = await a.keys.issue({ ...enterprise(10), name: 'rotating' });
-    for (let i = 0; i < 6; i++) await api(a, old.key).get('/v1/store/orders').expect(200);
+    const old = await two.a.keys.issue({ ...enterprise(10), name: 'rotating' });
+    for (let i = 0; i < 6; i++) await api(two.a, old.key).get('/v1/store/orders').expect(200);
 
     // A grace period longer than the key cache's 5 seconds: every instance has read the old key's
     // new expiry by the time it ends (announced at once, or within 5 s without the key changes
     // feed), so it ends on the dot.
-    const { issued, previous } = await a.keys.rotate(old.id, 5_500);
+    const { issued, previous } = await two.a.keys.rotate(old.id, 5_500);
     expect(issued).toMatchObject({
       name: 'rotating',
       plan: 'enterprise',
@@ -85,46 +79,46 @@ describe('key lifecycle over HTTP', () => {
 
     // The replacement carries on from the old key's count (in-process counters: on one
     // instance; across instances with Redis below): 4 left of 10, not a fresh 10.
-    const first = await api(a, issued.key).get('/v1/store/orders').expect(200);
+    const first = await api(two.a, issued.key).get('/v1/store/orders').expect(200);
     expect(first.headers['x-ratelimit-remaining']).toBe('3');
-    await api(a, old.key).get('/v1/store/orders').expect(200);
-    await api(b, old.key).get('/v1/store/orders').expect(200);
-    await api(a, issued.key).get('/v1/store/orders').expect(200);
-    await api(a, old.key).get('/v1/store/orders').expect(200);
-    const over = await api(a, issued.key).get('/v1/store/orders').expect(429);
+    await api(two.a, old.key).get('/v1/store/orders').expect(200);
+    await api(two.b, old.key).get('/v1/store/orders').expect(200);
+    await api(two.a, issued.key).get('/v1/store/orders').expect(200);
+    await api(two.a, old.key).get('/v1/store/orders').expect(200);
+    const over = await api(two.a, issued.key).get('/v1/store/orders').expect(429);
     expectErrorBody(over, 429, 'RATE_LIMIT_EXCEEDED');
-    const overOld = await api(a, old.key).get('/v1/store/orders').expect(429);
+    const overOld = await api(two.a, old.key).get('/v1/store/orders').expect(429);
     expectErrorBody(overOld, 429, 'RATE_LIMIT_EXCEEDED');
 
     await until(previous.expiresAt as Date);
-    await expectExpired(a, old.key);
-    await expectExpired(b, old.key);
-    // The new key lives on (on b, whose in-process counters have room).
-    await api(b, issued.key).get('/v1/store/orders').expect(200);
+    await expectExpired(two.a, old.key);
+    await expectExpired(two.b, old.key);
+    // The new key lives on (on two.b, whose in-process counters have room).
+    await api(two.b, issued.key).get('/v1/store/orders').expect(200);
   });
 
   it('shares a ban between a key and its replacement; unbanning either lifts it for both', async () => {
-    const old = await a.keys.issue(enterprise(2));
-    await api(a, old.key).get('/v1/store/orders').expect(200);
-    await api(a, old.key).get('/v1/store/orders').expect(200);
+    const old = await two.a.keys.issue(enterprise(2));
+    await api(two.a, old.key).get('/v1/store/orders').expect(200);
+    await api(two.a, old.key).get('/v1/store/orders').expect(200);
     // 2 rejections are tolerated; the third is the ban.
-    for (let i = 0; i < 2; i++) await api(a, old.key).get('/v1/store/orders').expect(429);
-    const ban = await api(a, old.key).get('/v1/store/orders').expect(429);
+    for (let i = 0; i < 2; i++) await api(two.a, old.key).get('/v1/store/orders').expect(429);
+    const ban = await api(two.a, old.key).get('/v1/store/orders').expect(429);
     expectErrorBody(ban, 429, 'API_KEY_BANNED');
 
     // Rotating does not escape it: the new key is banned from its first request, on any instance.
-    const { issued } = await a.keys.rotate(old.id, 60_000);
-    for (const t of [a, b]) {
+    const { issued } = await two.a.keys.rotate(old.id, 60_000);
+    for (const t of [two.a, two.b]) {
       const res = await api(t, issued.key).get('/v1/store/orders').expect(429);
       expectErrorBody(res, 429, 'API_KEY_BANNED');
     }
 
     // Unbanned through the new key's id: the old key is free again too (within the cache's 5 s),
     // though still over its shared minute.
-    await a.keys.unban(issued.id);
+    await two.a.keys.unban(issued.id);
     for (const key of [old.key, issued.key]) {
       const res = await eventually(
-        () => api(a, key).get('/v1/store/orders'),
+        () => api(two.a, key).get('/v1/store/orders'),
         (r) => (r.body as { code?: string }).code !== 'API_KEY_BANNED',
         10_000,
       );
@@ -134,7 +128,7 @@ describe('key lifecycle over HTTP', () => {
 
   it('writes last use at most once a minute per key under load, however many requests', async () => {
     // Every write of last_used_at, counted by the database itself.
-    await a.db.query(`
+    await two.a.db.query(`
       CREATE TABLE last_use_writes (key_id uuid NOT NULL);
       CREATE FUNCTION log_last_use() RETURNS trigger LANGUAGE plpgsql AS
         $$ BEGIN INSERT INTO last_use_writes VALUES (NEW.id); RETURN NEW; END $$;
@@ -143,16 +137,19 @@ describe('key lifecycle over HTTP', () => {
     const writes = async (id: string): Promise<number> =>
       Number(
         (
-          await a.db.query<{ n: string }>(
+          await two.a.db.query<{ n: string }>(
             'SELECT count(*) AS n FROM last_use_writes WHERE key_id = $1',
             [id],
           )
         ).rows[0].n,
       );
-    const { id, key } = await a.keys.issue(enterprise(100_000));
+    const { id, key } = await two.a.keys.issue(enterprise(100_000));
     const burst = async (): Promise<void> => {
       const statuses = await Promise.all(
-        Array.from({ length: 200 }, async () => (await api(a, key).get('/v1/store/orders')).status),
+        Array.from(
+          { length: 200 },
+          async () => (await api(two.a, key).get('/v1/store/orders')).status,
+        ),
       );
       expect(new Set(statuses)).toEqual(new Set([200]));
     };
@@ -169,7 +166,7 @@ describe('key lifecycle over HTTP', () => {
     await burst();
     await sleep(1_000);
     expect(await writes(id)).toBe(1);
-    const { rows } = await a.db.query<{ last_used_at: Date | null }>(
+    const { rows } = await two.a.db.query<{ last_used_at: Date | null }>(
       'SELECT last_used_at FROM api_keys WHERE id = $1',
       [id],
     );

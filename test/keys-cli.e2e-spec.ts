@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { api } from './support/client';
 import { eventually } from './support/eventually';
 import { CliResult, runKeysTool } from './support/keys-tool';
-import { createTestApp, TestApp } from './support/test-app';
+import { testAppPerSuite } from './support/suite-app';
 
 const packageVersion = (
   JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
@@ -18,18 +18,13 @@ describe('keys command-line tool (npm run keys)', () => {
   // apiece alone, several times that on a loaded machine. A bound on a hang, not a measure.
   jest.setTimeout(120_000);
 
-  let t: TestApp;
+  const app = testAppPerSuite();
 
   /** Runs the real tool as an operator would, against this suite's database. */
-  const keys = (...args: string[]): Promise<CliResult> => runKeysTool(t.databaseUrl, args);
+  const keys = (...args: string[]): Promise<CliResult> => runKeysTool(app.t.databaseUrl, args);
 
   const keyCount = async (): Promise<number> =>
-    Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0].n);
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+    Number((await app.t.db.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0].n);
 
   it('creates a key (--json is one JSON object), lists it, revokes it, and the API follows', async () => {
     const created = await keys('create', '--plan', 'pro', '--name', 'cli test', '--json');
@@ -41,7 +36,7 @@ describe('keys command-line tool (npm run keys)', () => {
     expect(issued.scopes).toEqual(['*']);
     expect(created.stdout.trim().split('\n')).toHaveLength(1);
 
-    await api(t, issued.key as string)
+    await api(app.t, issued.key as string)
       .get('/v1/store/orders')
       .expect(200);
 
@@ -79,17 +74,18 @@ describe('keys command-line tool (npm run keys)', () => {
   });
 
   it('unbans a banned key', async () => {
-    const { id } = await t.keys.issue({ plan: 'free' });
-    await t.db.query(`UPDATE api_keys SET banned_until = now() + interval '1 hour' WHERE id = $1`, [
-      id,
-    ]);
+    const { id } = await app.t.keys.issue({ plan: 'free' });
+    await app.t.db.query(
+      `UPDATE api_keys SET banned_until = now() + interval '1 hour' WHERE id = $1`,
+      [id],
+    );
     const listed = JSON.parse((await keys('list', '--json')).stdout) as {
       id: string;
       bannedUntil: string | null;
     }[];
     expect(listed.find((k) => k.id === id)?.bannedUntil).toEqual(expect.any(String));
     expect(await keys('unban', id)).toMatchObject({ code: 0 });
-    const { rows } = await t.db.query('SELECT banned_until FROM api_keys WHERE id = $1', [id]);
+    const { rows } = await app.t.db.query('SELECT banned_until FROM api_keys WHERE id = $1', [id]);
     expect(rows[0].banned_until).toBeNull();
   });
 
@@ -149,10 +145,10 @@ describe('keys command-line tool (npm run keys)', () => {
     expect(row).toMatch(/ninety .* active +(just now|\d+ seconds? ago) +never +in 90 days$/);
 
     // A use shows up as "last used" (written by the server, at most once a minute).
-    await api(t, issued.key).get('/v1/store/orders').expect(200);
+    await api(app.t, issued.key).get('/v1/store/orders').expect(200);
     await eventually(
       () =>
-        t.db.query('SELECT 1 FROM api_keys WHERE id = $1 AND last_used_at IS NOT NULL', [
+        app.t.db.query('SELECT 1 FROM api_keys WHERE id = $1 AND last_used_at IS NOT NULL', [
           issued.id,
         ]),
       (r) => r.rowCount === 1,
@@ -193,11 +189,11 @@ describe('keys command-line tool (npm run keys)', () => {
     expect(issued.expiresAt).toBe(at.toISOString());
 
     // An hour is long to wait: the expiry is moved into the past, as time would.
-    await t.db.query(
+    await app.t.db.query(
       `UPDATE api_keys SET expires_at = now() - interval '5 seconds' WHERE id = $1`,
       [issued.id],
     );
-    const res = await api(t, issued.key).get('/v1/store/orders').expect(401);
+    const res = await api(app.t, issued.key).get('/v1/store/orders').expect(401);
     expect(res.headers['www-authenticate']).toContain(
       'error_description="The access token expired"',
     );
@@ -212,7 +208,7 @@ describe('keys command-line tool (npm run keys)', () => {
   });
 
   it('shows one key in full, by id or unique prefix, as text or JSON', async () => {
-    const { id } = await t.keys.issue({ plan: 'business', name: 'shown' });
+    const { id } = await app.t.keys.issue({ plan: 'business', name: 'shown' });
     const byPrefix = await keys('show', id.slice(0, 6));
     expect(byPrefix.code).toBe(0);
     expect(byPrefix.stdout).toMatch(new RegExp(`^ID +${id}$`, 'm'));
@@ -227,7 +223,7 @@ describe('keys command-line tool (npm run keys)', () => {
   it('refuses an ambiguous or too short id prefix, and an unknown one, with exit code 1', async () => {
     const ids = ['abcd1234-0000-4000-8000-000000000001', 'abcd1234-0000-4000-8000-000000000002'];
     for (const [i, id] of ids.entries()) {
-      await t.db.query(
+      await app.t.db.query(
         `INSERT INTO api_keys (id, prefix, key_hash, plan) VALUES ($1, 'sk_amb', repeat($2, 64), 'free')`,
         [id, String(i)],
       );
@@ -236,7 +232,7 @@ describe('keys command-line tool (npm run keys)', () => {
     expect(ambiguous).toMatchObject({ code: 1, stdout: '' });
     expect(ambiguous.stderr).toContain('matches more than one key');
     expect(ambiguous.stderr).toContain(ids[0]);
-    const { rows } = await t.db.query(
+    const { rows } = await app.t.db.query(
       'SELECT 1 FROM api_keys WHERE id = ANY($1) AND revoked_at IS NOT NULL',
       [ids],
     );
@@ -248,7 +244,7 @@ describe('keys command-line tool (npm run keys)', () => {
   });
 
   it('revokes by short id; revoking again says so and exits 0', async () => {
-    const { id } = await t.keys.issue({ plan: 'free' });
+    const { id } = await app.t.keys.issue({ plan: 'free' });
     const first = await keys('revoke', id.slice(0, 8));
     expect(first).toMatchObject({ code: 0 });
     expect(first.stdout).toContain(`Revoked key ${id}`);
@@ -284,8 +280,8 @@ describe('keys command-line tool (npm run keys)', () => {
     expect(
       Math.abs(Date.parse(next.rotated.expiresAt) - (Date.now() + 2 * 3_600_000)),
     ).toBeLessThan(60_000);
-    await api(t, created.key).get('/v1/store/orders').expect(200);
-    await api(t, next.key).get('/v1/store/orders').expect(200);
+    await api(app.t, created.key).get('/v1/store/orders').expect(200);
+    await api(app.t, next.key).get('/v1/store/orders').expect(200);
 
     const shown = (await keys('show', created.id)).stdout;
     expect(shown).toMatch(/^Expires +\S+ \(in 2 hours\)$/m);
@@ -298,18 +294,18 @@ describe('keys command-line tool (npm run keys)', () => {
     expect(again.stdout).toMatch(/^Key \(shown once, store it now\): sk_[0-9A-Za-z]{43}$/m);
 
     // A ban of the family: lifted through either key's id.
-    await t.db.query(
+    await app.t.db.query(
       `UPDATE api_keys SET banned_until = now() + interval '1 hour' WHERE id = $1 OR family_id = $1`,
       [created.id],
     );
     expect(await keys('unban', created.id.slice(0, 8))).toMatchObject({ code: 0 });
-    const { rows } = await t.db.query(
+    const { rows } = await app.t.db.query(
       'SELECT count(*)::int AS n FROM api_keys WHERE (id = $1 OR family_id = $1) AND banned_until IS NOT NULL',
       [created.id],
     );
     expect(rows[0]).toEqual({ n: 0 });
 
-    const revoked = await keys('rotate', (await t.keys.revoke(created.id)).key.id);
+    const revoked = await keys('rotate', (await app.t.keys.revoke(created.id)).key.id);
     expect(revoked.code).toBe(2);
     expect(revoked.stderr).toContain('is revoked');
   });
@@ -372,8 +368,8 @@ describe('keys command-line tool (npm run keys)', () => {
     const issued = JSON.parse(created.stdout) as { id: string; key: string; scopes: string[] };
     expect(issued.scopes).toEqual(['orders:read']);
 
-    await api(t, issued.key).get('/v1/store/orders').expect(200);
-    const refused = await api(t, issued.key).delete('/v1/store/orders/424242').expect(403);
+    await api(app.t, issued.key).get('/v1/store/orders').expect(200);
+    const refused = await api(app.t, issued.key).delete('/v1/store/orders/424242').expect(403);
     expect(refused.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE', status: 403 });
     expect(refused.headers['www-authenticate']).toBe(
       'Bearer realm="store-orders", error="insufficient_scope", scope="orders:cancel"',

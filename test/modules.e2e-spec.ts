@@ -4,8 +4,8 @@ import { DataSource } from 'typeorm';
 import { environmentVariableNames, validateEnvironment } from '../src/config/environment';
 import { dataSourceOptions, MIGRATION_FILES } from '../src/database/data-source-options';
 import { api, expectErrorBody } from './support/client';
-import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
+import { testAppPerSuite, twoInstancesPerSuite } from './support/suite-app';
 import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
 
@@ -208,37 +208,21 @@ function routeLimits(apps: () => { t: TestApp; other: TestApp }): void {
 }
 
 describe('a module sets route limits: in-process counters', () => {
-  let t: TestApp;
+  const app = testAppPerSuite({ imports: [WidgetsModule], env: { TRUST_PROXY: 'loopback' } });
 
-  beforeAll(async () => {
-    t = await createTestApp({ imports: [WidgetsModule], env: { TRUST_PROXY: 'loopback' } });
-  });
-  afterAll(() => t.close());
-
-  routeLimits(() => ({ t, other: t }));
+  routeLimits(() => ({ t: app.t, other: app.t }));
 });
 
 describeWithBinary('redis-server', 'redis-server')(
   'a module sets route limits: in Redis, shared by two instances',
   () => {
-    let redis: RedisServer;
-    let a: TestApp;
-    let b: TestApp;
-
-    beforeAll(async () => {
-      redis = await RedisServer.start();
-      const databaseUrl = await createTestDatabase();
-      const env = { REDIS_URL: redis.url, TRUST_PROXY: 'loopback' };
-      a = await createTestApp({ imports: [WidgetsModule], env, databaseUrl });
-      b = await createTestApp({ imports: [WidgetsModule], env, databaseUrl });
-    });
-    afterAll(async () => {
-      await a.close();
-      await b.close();
-      await redis.stop();
+    const two = twoInstancesPerSuite({
+      imports: [WidgetsModule],
+      env: { TRUST_PROXY: 'loopback' },
+      redis: true,
     });
 
-    routeLimits(() => ({ t: a, other: b }));
+    routeLimits(() => ({ t: two.a, other: two.b }));
   },
 );
 

@@ -5,9 +5,9 @@ import { MetricsService } from '../src/metrics/metrics.service';
 import request from 'supertest';
 import { api, expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
-import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
-import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
+import { twoInstancesPerSuite } from './support/suite-app';
+import { createTestApp, TestApp } from './support/test-app';
 
 const exec = promisify(execFile);
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
@@ -170,35 +170,19 @@ describe('rate limits without a key (per client IP, free plan numbers)', () => {
 });
 
 describeWithBinary('redis-server', 'redis-server')('rate limits shared through Redis', () => {
-  let redis: RedisServer;
-  let a: TestApp;
-  let b: TestApp;
-  let databaseUrl: string;
-
-  beforeAll(async () => {
-    redis = await RedisServer.start();
-    databaseUrl = await createTestDatabase();
-    const env = { REDIS_URL: redis.url };
-    a = await createTestApp({ env, databaseUrl });
-    b = await createTestApp({ env, databaseUrl });
-  });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
-    await redis.stop();
-  });
+  const two = twoInstancesPerSuite({ redis: true });
 
   it('admits exactly the limit of 100 concurrent requests', async () => {
-    const { key } = await enterpriseKey(a, 20, 1000);
-    const counts = await burst(() => api(a, key).get('/v1/store/orders'), 100);
+    const { key } = await enterpriseKey(two.a, 20, 1000);
+    const counts = await burst(() => api(two.a, key).get('/v1/store/orders'), 100);
     expect(counts).toEqual({ 200: 20, 429: 80 });
   });
 
   it('enforces one limit across two instances, requests alternating', async () => {
-    const { key } = await enterpriseKey(a, 30, 1000);
+    const { key } = await enterpriseKey(two.a, 30, 1000);
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++) {
-      const res = await api(i % 2 === 0 ? a : b, key).get('/v1/store/orders');
+      const res = await api(i % 2 === 0 ? two.a : two.b, key).get('/v1/store/orders');
       statuses.push(res.status);
       if (res.status === 200) expect(res.headers['x-ratelimit-remaining']).toBe(String(29 - i));
     }
@@ -207,26 +191,26 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
   });
 
   it('keeps answering, promptly and still limited per instance, while Redis is down; shares again when it is back', async () => {
-    const { key } = await enterpriseKey(a, 5, 1000);
-    await api(a, key).get('/v1/store/orders').expect(200);
-    await redis.stop();
+    const { key } = await enterpriseKey(two.a, 5, 1000);
+    await api(two.a, key).get('/v1/store/orders').expect(200);
+    await two.redis.stop();
     try {
       const started = Date.now();
-      const down = await burst(() => api(a, key).get('/v1/store/orders').timeout(5_000), 10);
+      const down = await burst(() => api(two.a, key).get('/v1/store/orders').timeout(5_000), 10);
       // Fail open to per-instance counters: no hung request, no error, the limit still holds here.
       expect(down).toEqual({ 200: 5, 429: 5 });
       expect(Date.now() - started).toBeLessThan(5_000);
       // ... and says so in its metrics, once per decision made without Redis.
-      const metrics = await a.app.get(MetricsService).render();
+      const metrics = await two.a.app.get(MetricsService).render();
       const fallbacks = /^rate_limit_redis_fallbacks_total (\d+)$/m.exec(metrics)?.[1];
       expect(Number(fallbacks)).toBeGreaterThanOrEqual(10);
     } finally {
-      await redis.restart();
+      await two.redis.restart();
     }
     // Redis is back, empty (this one keeps nothing on disk). Until an instance's client has
     // reconnected, it still decides alone: wait until both answer ready (readiness pings Redis),
     // rather than reading a remaining count that may come from an instance's own fallback.
-    for (const instance of [a, b]) {
+    for (const instance of [two.a, two.b]) {
       await eventually(
         async () => (await request(instance.http).get('/health/ready')).status,
         (status) => status === 200,
@@ -234,20 +218,20 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
       );
     }
     // Then they share one budget again: a new key's 5 requests are spent across both instances.
-    const { key: fresh } = await enterpriseKey(a, 5, 1000);
-    for (let i = 0; i < 3; i++) await api(b, fresh).get('/v1/store/orders').expect(200);
-    const afterBack = await burst(() => api(a, fresh).get('/v1/store/orders'), 10);
+    const { key: fresh } = await enterpriseKey(two.a, 5, 1000);
+    for (let i = 0; i < 3; i++) await api(two.b, fresh).get('/v1/store/orders').expect(200);
+    const afterBack = await burst(() => api(two.a, fresh).get('/v1/store/orders'), 10);
     expect(afterBack).toEqual({ 200: 2, 429: 8 });
   });
 
-  it('leases a busy key\'s budget: few round trips, exact headers, never past the limit across instances, nothing lost', async () => {
+  it("leases a busy key's budget: few round trips, exact headers, never past the limit across instances, nothing lost", async () => {
     // 1,500 a minute: leases of up to 1% of what remains, down to 1,000 remaining.
-    const { key } = await enterpriseKey(a, 1_500, 1_000_000);
-    const redisClient = new Redis(redis.url);
+    const { key } = await enterpriseKey(two.a, 1_500, 1_000_000);
+    const redisClient = new Redis(two.redis.url);
     try {
       await redisClient.config('RESETSTAT');
       for (let i = 0; i < 100; i++) {
-        const res = await api(a, key).get('/v1/store/orders').expect(200);
+        const res = await api(two.a, key).get('/v1/store/orders').expect(200);
         // One instance's answers count down one by one, leased or not.
         expect(res.headers['x-ratelimit-remaining']).toBe(String(1_499 - i));
       }
@@ -265,8 +249,8 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
     let admitted = 100;
     for (let round = 0; round < 3; round++) {
       const [fromA, fromB] = await Promise.all([
-        burst(() => api(a, key).get('/v1/store/orders'), 300),
-        burst(() => api(b, key).get('/v1/store/orders'), 300),
+        burst(() => api(two.a, key).get('/v1/store/orders'), 300),
+        burst(() => api(two.b, key).get('/v1/store/orders'), 300),
       ]);
       admitted += admittedIn(fromA) + admittedIn(fromB);
     }
@@ -276,20 +260,24 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
     // minute, no request more, no request less.
     await new Promise((r) => setTimeout(r, 2_500));
     for (let i = 0; admitted < 1_500 && i < 1_500; i++) {
-      if ((await api(i % 2 === 0 ? a : b, key).get('/v1/store/orders')).status === 200) admitted++;
+      if ((await api(i % 2 === 0 ? two.a : two.b, key).get('/v1/store/orders')).status === 200)
+        admitted++;
     }
     expect(admitted).toBe(1_500);
-    await api(a, key).get('/v1/store/orders').expect(429);
-    await api(b, key).get('/v1/store/orders').expect(429);
+    await api(two.a, key).get('/v1/store/orders').expect(429);
+    await api(two.b, key).get('/v1/store/orders').expect(429);
   });
 
-  it('hands a lease\'s unused requests back when the instance stops', async () => {
-    const c = await createTestApp({ env: { REDIS_URL: redis.url }, databaseUrl });
+  it("hands a lease's unused requests back when the instance stops", async () => {
+    const c = await createTestApp({
+      env: { REDIS_URL: two.redis.url },
+      databaseUrl: two.databaseUrl,
+    });
     const { id, key } = await enterpriseKey(c, 100_000, 1_000_000);
     // The second request within a second asks for a lease; the third is admitted from it.
     for (let i = 0; i < 3; i++) await api(c, key).get('/v1/store/orders').expect(200);
     await c.close();
-    const redisClient = new Redis(redis.url);
+    const redisClient = new Redis(two.redis.url);
     try {
       const counted = await redisClient.mget(`rl:{key:${id}}:minute`, `rl:{key:${id}}:day`);
       expect(counted).toEqual(['3', '3']);
@@ -299,12 +287,12 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
   });
 
   it('shares one budget between a key and its replacement (keys rotate) across instances', async () => {
-    const old = await enterpriseKey(a, 6, 1000);
-    for (let i = 0; i < 3; i++) await api(a, old.key).get('/v1/store/orders').expect(200);
-    const { issued } = await a.keys.rotate(old.id, 60_000);
+    const old = await enterpriseKey(two.a, 6, 1000);
+    for (let i = 0; i < 3; i++) await api(two.a, old.key).get('/v1/store/orders').expect(200);
+    const { issued } = await two.a.keys.rotate(old.id, 60_000);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
-      const [t, key] = i % 2 === 0 ? [b, issued.key] : [a, old.key];
+      const [t, key] = i % 2 === 0 ? [two.b, issued.key] : [two.a, old.key];
       statuses.push((await api(t, key).get('/v1/store/orders')).status);
     }
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);

@@ -128,18 +128,10 @@ describe('ApiKeyAuthenticator, its KeyCache and LastUseRecorder', () => {
   });
 
   it('keeps valid keys cached while a flood of unknown keys comes and goes', async () => {
-    const valid = generateApiKey();
-    const store = {
-      findActive: jest.fn((hash: string) =>
-        Promise.resolve(hash === hashApiKey(valid) ? KEY : undefined),
-      ),
-      touch: jest.fn(() => Promise.resolve()),
-      keyHashes: jest.fn(() => Promise.resolve([])),
-    };
     // The caches' clock stands still: what is tested is eviction, not the 5 s lifetime (60,000
     // lookups can take longer than that on a loaded machine).
     const clock = jest.spyOn(performance, 'now').mockReturnValue(performance.now());
-    const { authenticator } = authenticatorOn(store);
+    const { valid, store, authenticator } = knowingOneKey();
     await authenticator.authenticate(requestWith(valid));
     // More unknown keys than either cache holds.
     for (let i = 0; i < 60_000; i++) await authenticator.authenticate(requestWith(`sk_${i}`));

@@ -7,7 +7,7 @@ import { perRoute } from '../common/http/route-metadata';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthErrors, insufficientScopeMessage } from './auth.errors';
 import { isPublic } from './public.decorator';
-import { grantsScope, requiredScopeOf } from './scopes';
+import { grantsScope, requiredScope } from './scopes';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="store-orders"';
 
@@ -46,7 +46,7 @@ export function ambiguousCredentials(): ApiException {
 }
 
 /** The scope each route needs (`@RequireScope()`), read once per route. */
-const requiredScope = perRoute(requiredScopeOf);
+const scopeOfRoute = perRoute(requiredScope);
 
 /**
  * Last of the global guard chain: a route that is not `@Public()` needs a valid key (401), and
@@ -61,7 +61,7 @@ export class RequireApiKeyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublic(context)) return true;
     const req = httpRequestOf(context);
-    const scope = requiredScope(context);
+    const scope = scopeOfRoute(context);
     // Undecided only on a route that skipped the rate limiter: then it is looked up here.
     if (!req.auth && !req.authFailure)
       return this.authenticator.authenticate(req).then(() => requireKey(req, scope));

@@ -1,6 +1,6 @@
 import { applyDecorators, type ExecutionContext, SetMetadata, type Type } from '@nestjs/common';
 import { DECORATORS } from '@nestjs/swagger';
-import { perRoute, routeMetadata } from '../common/http/route-metadata';
+import { perRoute, readRoute, type RouteDecorators } from '../common/http/route-metadata';
 
 export const IS_PUBLIC = 'store-orders:is-public';
 
@@ -13,13 +13,16 @@ export const IS_PUBLIC = 'store-orders:is-public';
 export const Public = (): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(IS_PUBLIC, true), SetMetadata(DECORATORS.API_SECURITY, []));
 
+/** Whether a route (or its whole controller) says `@Public()`. */
+const publicRoute = (route: RouteDecorators): boolean => route.get(IS_PUBLIC) === true;
+
 /** Whether a handler of a controller (or the whole controller) is `@Public()`. */
 export function isPublicRoute(handler: object, controller: Type): boolean {
-  return routeMetadata(IS_PUBLIC, handler, controller) === true;
+  return readRoute(publicRoute, controller, handler);
 }
 
 /**
  * Whether the handling route is `@Public()`. Asked by each guard of every request, so the
  * metadata is read once per route.
  */
-export const isPublic: (context: ExecutionContext) => boolean = perRoute(isPublicRoute);
+export const isPublic: (context: ExecutionContext) => boolean = perRoute(publicRoute);

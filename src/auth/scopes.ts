@@ -1,5 +1,5 @@
 import { SetMetadata, type Type } from '@nestjs/common';
-import { routeMetadata } from '../common/http/route-metadata';
+import { readRoute, type RouteDecorators } from '../common/http/route-metadata';
 
 /**
  * Scopes (contract §9): what a key may do, `<resource>:<action>` in lower case. A route that needs
@@ -88,9 +88,13 @@ export function RequireScope(scope: string): ClassDecorator & MethodDecorator {
   return SetMetadata(SCOPE_KEY, name);
 }
 
+/** The scope a route needs: its handler's, else its controller's; none: undefined. */
+export const requiredScope = (route: RouteDecorators): string | undefined =>
+  route.get(SCOPE_KEY) as string | undefined;
+
 /** The scope one handler of a controller needs: its own, else its controller's; none: undefined. */
 export function requiredScopeOf(handler: object, controller: Type): string | undefined {
-  return routeMetadata(SCOPE_KEY, handler, controller) as string | undefined;
+  return readRoute(requiredScope, controller, handler);
 }
 
 /** Whether a key with these scopes may use a route that needs `scope`. */

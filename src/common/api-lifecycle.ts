@@ -12,6 +12,7 @@ import { ApiException } from './errors/api.exception';
 import { CommonErrors } from './errors/error-code';
 import { ErrorResponseHook } from './errors/error-response-hook';
 import { RouteTable, type ServedRoute } from './http/route-table';
+import { RouteDecorators } from './http/route-metadata';
 import { versionPrefix } from './http/versioning';
 
 /** How settled a route is, short of stable (the default, which carries no marker). */
@@ -118,10 +119,9 @@ function routeDeprecation(options: DeprecationOptions): RouteDeprecation {
 /** The markers of one handler of a controller: the handler's own, else the controller's. */
 export function lifecycleOf(controller: Type, handler: string): RouteLifecycle | undefined {
   const method = (controller.prototype as Record<string, unknown>)[handler] as object;
-  const read = (key: string): unknown =>
-    Reflect.getMetadata(key, method) ?? Reflect.getMetadata(key, controller);
-  const stability = read(STABILITY_KEY) as StabilityMarker | undefined;
-  const deprecation = read(DEPRECATION_KEY) as RouteDeprecation | undefined;
+  const route = new RouteDecorators(method, controller);
+  const stability = route.get(STABILITY_KEY) as StabilityMarker | undefined;
+  const deprecation = route.get(DEPRECATION_KEY) as RouteDeprecation | undefined;
   if (stability === undefined && deprecation === undefined) return undefined;
   return { ...(stability && { stability }), ...(deprecation && { deprecation }) };
 }

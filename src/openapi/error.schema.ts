@@ -3,7 +3,7 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 /**
  * The Error of the OpenAPI document: the body of every error response (see ApiException). The
  * list of codes in `code`'s description is filled in from every registered code when the
- * document is built (openapi.ts).
+ * document is built (openapi-documents.ts).
  */
 @ApiSchema({ name: 'Error', description: 'The body of every error response.' })
 export class ErrorSchema {

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../common/errors/error-code';
 import type { ApiVersionDocumentDefinition } from '../openapi/api-version-document.decorator';
-import { commonSections } from '../openapi/openapi';
+import { commonSections } from '../openapi/document-text';
 
 const V1_DESCRIPTION = (
   codes: readonly ErrorCode[],

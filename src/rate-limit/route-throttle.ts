@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import { SkipThrottle, Throttle } from '@nestjs/throttler';
+import { readRoute, type RouteDecorators, type RouteReading } from '../common/http/route-metadata';
 import type { WindowSpec } from './rate-limit.storage';
 
 /**
@@ -58,73 +59,52 @@ function decoratorKeyPrefixes(): { limit: string; ttl: string; skip: string } {
   };
 }
 
-/** Throttler names that carry metadata under this prefix, on the handler or its controller. */
-function namesUnder(prefix: string, targets: object[]): string[] {
-  const names = targets.flatMap((target) =>
-    Reflect.getMetadataKeys(target)
-      .filter((key): key is string => typeof key === 'string' && key.startsWith(prefix))
-      .map((key) => key.slice(prefix.length)),
-  );
-  return [...new Set(names)];
-}
-
-/** The handler's own metadata, else its controller's (as the stock ThrottlerGuard reads them). */
-function ownOrControllers(key: string, handler: object, controller: object): unknown {
-  const own: unknown = Reflect.getMetadata(key, handler);
-  return own !== undefined ? own : (Reflect.getMetadata(key, controller) as unknown);
-}
-
 /**
- * The routes' throttle declarations, read once per handler (metadata does not change at run
- * time). A declaration the limiter cannot honour throws: PlanThrottlerGuard reads every route's
- * at start, so it stops the application then. `blockDuration`, `getTracker` and `generateKey`
+ * The routes' throttle declarations, read once per route through the routes' one metadata cache
+ * (common/http/route-metadata.ts). A declaration the limiter cannot honour throws:
+ * PlanThrottlerGuard reads every route's at start, so it stops the application then. `blockDuration`, `getTracker` and `generateKey`
  * are not read: a route's window blocks until it resets, and counts per key (per IP without one).
  */
 export class RouteThrottles {
   private readonly keys = decoratorKeyPrefixes();
-  private readonly byHandler = new WeakMap<object, RouteThrottle>();
+  /** This limiter's reading of a route (its plan windows are part of it), cached per route. */
+  private readonly reading: RouteReading<RouteThrottle> = (route) => this.read(route);
 
   /** @param planWindows the plan's window names (`minute`, `day`). */
   constructor(private readonly planWindows: readonly string[]) {}
 
   /** The declarations of a route: its controller and its handler (the method). */
   of(controller: Type, handler: object): RouteThrottle {
-    let throttle = this.byHandler.get(handler);
-    if (!throttle) {
-      throttle = this.read(controller, handler);
-      this.byHandler.set(handler, throttle);
-    }
-    return throttle;
+    return readRoute(this.reading, controller, handler);
   }
 
-  private read(controller: Type, handler: object): RouteThrottle {
-    const targets = [handler, controller];
-    const route = `${controller.name}.${String((handler as { name?: unknown }).name)}`;
-    const skippedNames = namesUnder(this.keys.skip, targets).filter(
-      (name) => ownOrControllers(this.keys.skip + name, handler, controller) === true,
-    );
+  private read(route: RouteDecorators): RouteThrottle {
+    const name = `${route.controller.name}.${String((route.handler as { name?: unknown }).name)}`;
+    const skippedNames = route
+      .keysUnder(this.keys.skip)
+      .filter((throttler) => route.get(this.keys.skip + throttler) === true);
     const throttled = [
-      ...new Set([...namesUnder(this.keys.limit, targets), ...namesUnder(this.keys.ttl, targets)]),
+      ...new Set([...route.keysUnder(this.keys.limit), ...route.keysUnder(this.keys.ttl)]),
     ];
     if (skippedNames.length === 0 && throttled.length === 0) return NOT_THROTTLED;
 
     const windows: WindowSpec[] = [];
-    for (const name of throttled) {
-      if (skippedNames.includes(name)) continue;
-      if (this.planWindows.includes(name)) {
+    for (const throttler of throttled) {
+      if (skippedNames.includes(throttler)) continue;
+      if (this.planWindows.includes(throttler)) {
         throw new Error(
-          `@Throttle on ${route} names the plan's ${name} window: a route sets a stricter limit of its own, e.g. @Throttle({ default: { limit, ttl } })`,
+          `@Throttle on ${name} names the plan's ${throttler} window: a route sets a stricter limit of its own, e.g. @Throttle({ default: { limit, ttl } })`,
         );
       }
-      const limit = ownOrControllers(this.keys.limit + name, handler, controller);
-      const ttlMs = ownOrControllers(this.keys.ttl + name, handler, controller);
+      const limit = route.get(this.keys.limit + throttler);
+      const ttlMs = route.get(this.keys.ttl + throttler);
       if (!isPositiveInteger(limit) || !isPositiveInteger(ttlMs)) {
         throw new Error(
-          `@Throttle on ${route}: ${name} needs a limit and a ttl (ms), both positive integers`,
+          `@Throttle on ${name}: ${throttler} needs a limit and a ttl (ms), both positive integers`,
         );
       }
       // One window per route and name, shared by every instance (the name is the key in Redis).
-      windows.push({ name: `route:${route}:${name}`, limit, ttlMs });
+      windows.push({ name: `route:${name}:${throttler}`, limit, ttlMs });
     }
     return {
       skipped: skippedNames.includes('default'),
