@@ -9,8 +9,8 @@ import { bearerFor } from './support/auth';
 import { httpRequest } from './support/http';
 import { expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
-import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
+import { twoInstancesPerSuite } from './support/suite-app';
 import { createTestApp, createTestDatabase, type TestApp } from './support/test-app';
 
 const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
@@ -473,66 +473,63 @@ describe('admin API (contract §10)', () => {
 describeWithBinary('redis-server', 'redis-server')(
   'admin API with two instances sharing PostgreSQL and Redis',
   () => {
-    let redis: RedisServer;
-    let one: TestApp;
-    let two: TestApp;
-    let a: AdminTestApp;
+    const instances = twoInstancesPerSuite({ redis: true });
 
-    beforeAll(async () => {
-      redis = await RedisServer.start();
-      const env = { REDIS_URL: redis.url };
-      one = await createTestApp({ env });
-      two = await createTestApp({ env, databaseUrl: one.databaseUrl });
-      a = await startAdminApp(one);
-    });
-    afterAll(async () => {
-      await a.admin.close();
-      await two.close();
-      await one.close();
-      await redis.stop();
-    });
+    // Nested, so that its afterAll closes the admin application before the instances' closes
+    // the application (and Redis client) it borrows from.
+    describe("with A's admin listener", () => {
+      let one: TestApp;
+      let two: TestApp;
+      let a: AdminTestApp;
 
-    const orders = (t: TestApp, key: string) =>
-      request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
-
-    it("a key created over A's admin API works on B at once; revoked there, B refuses it within 10 s", async () => {
-      const created = await a.call('post', '/admin/v1/keys').send({ plan: 'free' });
-      a.check('post', '/admin/v1/keys', created);
-      expect(created.status).toBe(201);
-      const { id, key } = created.body as { id: string; key: string };
-      // B has never seen it: its first request is admitted.
-      expect((await orders(two, key)).status).toBe(200);
-      expect((await orders(one, key)).status).toBe(200);
-      const revoked = await a.call('delete', `/admin/v1/keys/${id}`);
-      a.check('delete', `/admin/v1/keys/${id}`, revoked);
-      expect(revoked.status).toBe(204);
-      // Contract §2's bound, from the revocation's answer.
-      for (const t of [two, one]) {
-        await eventually(
-          async () => (await orders(t, key)).status,
-          (s) => s === 401,
-          10_000,
-        );
-      }
-    });
-
-    it("an admin key's requests on A's admin listener and B's API spend one limit, in Redis", async () => {
-      const created = await a.call('post', '/admin/v1/keys').send({
-        plan: 'enterprise',
-        perMinute: 6,
-        perDay: 1_000,
-        scopes: ['keys:admin', 'orders:read'],
+      beforeAll(async () => {
+        ({ a: one, b: two } = instances);
+        a = await startAdminApp(one);
       });
-      expect(created.status).toBe(201);
-      const { id, key } = created.body as { id: string; key: string };
-      const statuses: number[] = [];
-      for (let i = 0; i < 9; i++) {
-        const res =
-          i % 2 === 0 ? await a.call('get', `/admin/v1/keys/${id}`, key) : await orders(two, key);
-        statuses.push(res.status);
-        if (res.status === 200) expect(res.headers['x-ratelimit-remaining']).toBe(String(5 - i));
-      }
-      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429]);
+      afterAll(() => a.admin.close());
+
+      const orders = (t: TestApp, key: string) =>
+        request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+
+      it("a key created over A's admin API works on B at once; revoked there, B refuses it within 10 s", async () => {
+        const created = await a.call('post', '/admin/v1/keys').send({ plan: 'free' });
+        a.check('post', '/admin/v1/keys', created);
+        expect(created.status).toBe(201);
+        const { id, key } = created.body as { id: string; key: string };
+        // B has never seen it: its first request is admitted.
+        expect((await orders(two, key)).status).toBe(200);
+        expect((await orders(one, key)).status).toBe(200);
+        const revoked = await a.call('delete', `/admin/v1/keys/${id}`);
+        a.check('delete', `/admin/v1/keys/${id}`, revoked);
+        expect(revoked.status).toBe(204);
+        // Contract §2's bound, from the revocation's answer.
+        for (const t of [two, one]) {
+          await eventually(
+            async () => (await orders(t, key)).status,
+            (s) => s === 401,
+            10_000,
+          );
+        }
+      });
+
+      it("an admin key's requests on A's admin listener and B's API spend one limit, in Redis", async () => {
+        const created = await a.call('post', '/admin/v1/keys').send({
+          plan: 'enterprise',
+          perMinute: 6,
+          perDay: 1_000,
+          scopes: ['keys:admin', 'orders:read'],
+        });
+        expect(created.status).toBe(201);
+        const { id, key } = created.body as { id: string; key: string };
+        const statuses: number[] = [];
+        for (let i = 0; i < 9; i++) {
+          const res =
+            i % 2 === 0 ? await a.call('get', `/admin/v1/keys/${id}`, key) : await orders(two, key);
+          statuses.push(res.status);
+          if (res.status === 200) expect(res.headers['x-ratelimit-remaining']).toBe(String(5 - i));
+        }
+        expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429]);
+      });
     });
   },
 );

@@ -6,7 +6,9 @@ import type { Request, Response } from 'express';
 import { configureApp, createHttpAdapter } from '../app.setup';
 import { RouteTable } from '../common/http/route-table';
 import { CommonErrors, type ErrorCode, registeredErrorCodes } from '../common/errors/error-code';
-import { BEARER_SCHEME, documentedCodes, SWAGGER_UI_PATH } from '../openapi/openapi';
+import { errorCodeDescription } from '../openapi/document-text';
+import { BEARER_SCHEME, documentedCodes } from '../openapi/openapi-documents';
+import { SWAGGER_UI_PATH } from '../openapi/openapi-paths';
 import { describeRequiredScopes } from '../openapi/required-scopes.openapi';
 import { keepAdminBody } from './admin-body';
 import { ADMIN_API } from './admin.errors';
@@ -47,10 +49,10 @@ function adminDocument(app: INestApplication): OpenAPIObject {
       ...registeredErrorCodes().filter(({ code }) => documented.has(code)),
       ...Object.values<ErrorCode>(CommonErrors).filter((e) => e !== CommonErrors.GONE),
     ];
-    const codes = [...new Set(listed.sort((a, b) => a.status - b.status).map((e) => e.code))];
+    const byCode = new Map(listed.sort((a, b) => a.status - b.status).map((e) => [e.code, e]));
     const code = errorSchema.properties?.code;
     if (code && !('$ref' in code)) {
-      code.description = `Machine-readable error code: ${codes.join(', ')}`;
+      code.description = errorCodeDescription([...byCode.values()]);
     }
   }
   return document;
