@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, AppOptions } from './app-options';
 import { RequireApiKeyGuard } from './auth/api-key.guard';
@@ -11,8 +11,20 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
+import { RateLimitStorageModule } from './rate-limit/rate-limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
+
+/**
+ * The global guard chain, in this order: decide the request's key and count the request against
+ * its plan (or, without a valid key, its IP), then require a valid key (and the route's scope). So
+ * a request with a bad key is rate limited too and its 401 carries the headers. Routes opt out
+ * with @Public(). The admin application has the same chain.
+ */
+export const GUARD_CHAIN: Provider[] = [
+  { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
+  { provide: APP_GUARD, useClass: RequireApiKeyGuard },
+];
 
 @Module({})
 export class AppModule {
@@ -25,21 +37,14 @@ export class AppModule {
         LoggingModule.forRoot(),
         DatabaseModule.forRoot(options),
         RedisModule,
+        RateLimitStorageModule,
         AuthModule,
         RateLimitModule,
         MetricsModule,
         HealthModule,
         OrdersModule,
       ],
-      providers: [
-        { provide: APP_OPTIONS, useValue: options },
-        // The global guard chain, in this order: decide the request's key and count the request
-        // against its plan (or, without a valid key, its IP), then require a valid key. So a
-        // request with a bad key is rate limited too and its 401 carries the headers. Routes opt
-        // out with @Public().
-        { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
-        { provide: APP_GUARD, useClass: RequireApiKeyGuard },
-      ],
+      providers: [{ provide: APP_OPTIONS, useValue: options }, ...GUARD_CHAIN],
       exports: [APP_OPTIONS],
       global: true,
     };

@@ -1,5 +1,5 @@
 import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
-import express from 'express';
+import express, { type Request } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { limitRequestBodies } from './common/http/body-limit.middleware';
@@ -67,11 +67,22 @@ export function createHttpAdapter(): ExpressAdapter {
   return new ApiExpressAdapter(instance);
 }
 
+/** What differs between the API's application and the admin API's (`src/admin/admin-app.ts`). */
+export interface AppSetupOptions {
+  /** Given each request body read (at most 16 KiB); without it bodies are read and dropped. */
+  keepBody?: (req: Request, body: Buffer) => void;
+  /** Serves the OpenAPI documents and Swagger UI; the API's own ({@link setupOpenApi}) by default. */
+  documents?: (app: NestExpressApplication) => void;
+}
+
 /**
  * Everything about the HTTP application that is not a module: shared by `main.ts` and the
  * end-to-end tests, so the tests run the application exactly as it is served.
  */
-export function configureApp(app: NestExpressApplication): NestExpressApplication {
+export function configureApp(
+  app: NestExpressApplication,
+  options: AppSetupOptions = {},
+): NestExpressApplication {
   const config = app.get(AppConfig);
   const adapter = app.getHttpAdapter();
   if (adapter instanceof ApiExpressAdapter) adapter.assertInitialised();
@@ -89,7 +100,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
       observeRequests(app.get(MetricsService), app.get(REQUEST_LOG)),
       setStaticHeaders(apiSecurityHeaders),
       ...(config.compression ? [compressResponses()] : []),
-      limitRequestBodies(),
+      limitRequestBodies(options.keepBody),
     ]),
   );
   app.use(SWAGGER_UI_PATH, pageSecurityHeaders);
@@ -98,6 +109,6 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
   app.enableVersioning(API_VERSIONING);
   // The OpenAPI documents (/openapi.json, /openapi/vN.json) and Swagger UI at /docs: public.
-  setupOpenApi(app);
+  (options.documents ?? setupOpenApi)(app);
   return app;
 }

@@ -8,6 +8,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
+import { createAdminApp } from './admin/admin-app';
+import { adminListenerOf } from './admin/admin.settings';
 import { configureApp, createHttpAdapter } from './app.setup';
 import { AppConfig } from './config/app-config';
 import {
@@ -83,10 +85,16 @@ async function bootstrap(): Promise<void> {
   const config = app.get(AppConfig);
   if (config.trustProxy === 'true') {
     logger.warn(
-      'TRUST_PROXY=true trusts every X-Forwarded-For hop: any client chooses the address its anonymous limits and bans count against. Set the hop count (1 behind one proxy) or the proxies\' addresses',
+      "TRUST_PROXY=true trusts every X-Forwarded-For hop: any client chooses the address its anonymous limits and bans count against. Set the hop count (1 behind one proxy) or the proxies' addresses",
       'Bootstrap',
     );
   }
+  // The admin API (contract §10): a second application on its own listener, only when asked for.
+  const adminListener = adminListenerOf(process.env);
+  const admin = adminListener && {
+    ...adminListener,
+    app: await createAdminApp(app, { bufferLogs: true }),
+  };
   const { drainDelayMs, timeoutMs } = config.shutdown;
   let stopping = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
@@ -109,7 +117,9 @@ async function bootstrap(): Promise<void> {
     if (drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
     logger.log('Closing the listener, draining in-flight requests', 'Shutdown');
     try {
-      // Stops accepting, waits for in-flight requests, then closes the pool and Redis.
+      // Stops accepting, waits for in-flight requests, then closes the pool and Redis. The admin
+      // application first: it counts in the API's rate-limit storage (and its Redis client).
+      await admin?.app.close();
       await app.close();
       await embedded?.stop();
       await stopTracing();
@@ -134,6 +144,16 @@ async function bootstrap(): Promise<void> {
     `Store Orders Service listening on http://${host}:${port}/v1`,
     'Bootstrap',
   );
+  if (admin) {
+    await admin.app.listen(admin.port, admin.host);
+    const bound = admin.app.getHttpServer().address() as AddressInfo;
+    const adminHost = bound.address.includes(':') ? `[${bound.address}]` : bound.address;
+    logger.log(
+      { address: bound.address, port: bound.port },
+      `Admin API listening on http://${adminHost}:${bound.port}/admin/v1`,
+      'Bootstrap',
+    );
+  }
 }
 
 bootstrap().catch((error: unknown) => {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ADMIN_API } from '../src/admin/admin.errors';
 import { registeredErrorCodes } from '../src/common/errors/error-code';
 // Every module's settings are declared as its files load: the application's, all of them.
 import '../src/app.module';
@@ -97,8 +98,11 @@ describe('documentation', () => {
     });
 
     it('docs/api.md names every error code the service can answer', async () => {
-      // Every code a loaded module registered, and every one the served documents show.
-      const codes = new Set(registeredErrorCodes().map((e) => e.code));
+      // Every code a loaded module registered (the admin API's too), and every one the served
+      // documents show.
+      const codes = new Set(
+        [...registeredErrorCodes(), ...registeredErrorCodes(ADMIN_API)].map((e) => e.code),
+      );
       for (const path of ['/openapi/v1.json', '/openapi/v2.json']) {
         const res = await fetch(`${url}${path}`);
         if (res.status !== 200) continue;

@@ -54,6 +54,13 @@ export interface Rotation {
 
 export class InvalidKeyRequestError extends Error {}
 
+/** A rotation of a revoked key: there is nothing left to replace (the keys tool's usage error). */
+export class RevokedKeyError extends InvalidKeyRequestError {
+  constructor(readonly id: string) {
+    super(`key ${id} is revoked: issue a new one with create`);
+  }
+}
+
 /** No key has this id (or id prefix). */
 export class KeyNotFoundError extends Error {
   constructor(readonly ref: string) {
@@ -155,7 +162,7 @@ export class ApiKeyStore {
       });
       if (!old) throw new KeyNotFoundError(ref);
       if (old.revokedAt) {
-        throw new InvalidKeyRequestError(`key ${id} is revoked: issue a new one with create`);
+        throw new RevokedKeyError(id);
       }
       const issued = await this.insert(manager, {
         familyId: familyOf(old),
@@ -383,6 +390,7 @@ function assertFuture(expiresAt: Date | undefined): void {
   }
 }
 
-function isUuid(value: string): boolean {
+/** A whole key id (a UUID, in either case), not a prefix of one. */
+export function isUuid(value: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 }

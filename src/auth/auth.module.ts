@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditTrail } from '../audit/audit-trail';
-import { RateLimitStorageModule } from '../rate-limit/rate-limit-storage.module';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyStore } from './api-key.store';
@@ -16,13 +15,14 @@ import { LastUseRecorder } from './last-use-recorder';
 /**
  * API keys: the store; the key cache (with the feed of key changes that keeps it current) and the
  * recorder of last uses; the authenticator that resolves a bearer key to its plan, and the budget
- * of lookups that bounds what unknown keys cost the database (counted in the rate-limit storage);
+ * of lookups that bounds what unknown keys cost the database (counted in the rate-limit storage,
+ * RateLimitStorageModule);
  * the demo keys of the embedded default; the keys service of key administration (with its audit
  * trail), for the admin API. The guards that use them are registered, in order, by
  * AppModule.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), RateLimitStorageModule],
+  imports: [TypeOrmModule.forFeature([ApiKey])],
   providers: [
     {
       provide: ApiKeyStore,

@@ -99,7 +99,7 @@ export function declaredDocuments(discovery: DiscoveryService): Map<string, ApiD
 }
 
 /** The codes of the error examples of a document's operations. */
-function documentedCodes(document: OpenAPIObject): Set<string> {
+export function documentedCodes(document: OpenAPIObject): Set<string> {
   const codes = new Set<string>();
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item as Record<string, unknown>)) {

@@ -68,7 +68,8 @@ function describeOperation(operation: OperationObject, scope: string): void {
 export function describeRequiredScopes(
   document: OpenAPIObject,
   routes: readonly ServedRoute[],
-  version: string,
+  /** Undefined: the routes outside every version (the admin API's). */
+  version: string | undefined,
 ): void {
   for (const { route, handler, operation } of routeOperations(document, routes, version)) {
     const scope = requiredScopeOf(handler, route.controller);

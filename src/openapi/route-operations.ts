@@ -8,7 +8,8 @@ import type { ServedRoute } from '../common/http/route-table';
 export function routeOperations(
   document: OpenAPIObject,
   routes: readonly ServedRoute[],
-  version: string,
+  /** Undefined: the routes outside every version. */
+  version: string | undefined,
 ): { route: ServedRoute; handler: object; operation: OperationObject }[] {
   return routes.flatMap((route) => {
     if (route.version !== version) return [];

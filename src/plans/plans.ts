@@ -41,26 +41,39 @@ export function isValidLimit(value: number): boolean {
   return Number.isSafeInteger(value) && value > 0 && value <= MAX_LIMIT;
 }
 
+/** How the limits are named where they are given: the keys tool's options, or a body's fields. */
+export interface LimitNames {
+  perMinute: string;
+  perDay: string;
+}
+
+const OPTION_NAMES: LimitNames = { perMinute: '--per-minute', perDay: '--per-day' };
+
 /**
  * What is wrong with these limits for this plan, or `undefined`: enterprise keys need both
- * limits, every other plan sets its own. The one rule behind both the `keys` tool's usage errors
- * and the key store's refusals.
+ * limits, every other plan sets its own. The one rule behind the `keys` tool's usage errors, the
+ * admin API's 400s and the key store's refusals; `names` says the limits as the caller takes them.
  */
 export function planLimitsProblem(
   plan: Plan,
   limits: Partial<RateLimits> | undefined,
+  names: LimitNames = OPTION_NAMES,
 ): string | undefined {
   const given = limits?.perMinute !== undefined || limits?.perDay !== undefined;
+  const both =
+    names === OPTION_NAMES
+      ? '--per-minute N and --per-day N'
+      : `${names.perMinute} and ${names.perDay}`;
   if (plan === 'enterprise') {
     if (limits?.perMinute === undefined || limits.perDay === undefined) {
-      return 'an enterprise key needs both --per-minute N and --per-day N';
+      return `an enterprise key needs both ${both}`;
     }
     if (!isValidLimit(limits.perMinute) || !isValidLimit(limits.perDay)) {
-      return '--per-minute and --per-day must be positive integers';
+      return `${names.perMinute} and ${names.perDay} must be positive integers`;
     }
     return undefined;
   }
   return given
-    ? `--per-minute and --per-day are for enterprise keys; the ${plan} plan sets its own limits`
+    ? `${names.perMinute} and ${names.perDay} are for enterprise keys; the ${plan} plan sets its own limits`
     : undefined;
 }

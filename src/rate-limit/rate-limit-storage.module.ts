@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
 import { AppConfig } from '../config/app-config';
@@ -8,7 +8,12 @@ import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit.storage';
 import { RedisRateLimitStorage } from './redis-rate-limit.storage';
 
-/** Counters in process by default; in Redis, shared by every instance, when REDIS_URL is set. */
+/**
+ * Counters in process by default; in Redis, shared by every instance, when REDIS_URL is set.
+ * Global, and imported by AppModule alone: the admin application takes this very instance (and
+ * builds none), so that a key's requests count in the same windows on both listeners.
+ */
+@Global()
 @Module({
   providers: [
     {

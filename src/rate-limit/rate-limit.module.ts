@@ -4,7 +4,6 @@ import { AuthModule } from '../auth/auth.module';
 import { CommonModule } from '../common/common.module';
 import { httpRequestOf } from '../common/http/http-context';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
-import { RateLimitStorageModule } from './rate-limit-storage.module';
 import { RateLimitErrorsHook } from './rate-limit-errors.hook';
 import { RateLimitService } from './rate-limit.service';
 import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
@@ -13,9 +12,9 @@ import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
   imports: [
     AuthModule,
     CommonModule,
-    RateLimitStorageModule,
     // The throttlers' names, lengths and limits; PlanThrottlerGuard applies them together, on
-    // RateLimitService's storage (RATE_LIMIT_STORAGE), not the throttler's own.
+    // RateLimitService's storage (RATE_LIMIT_STORAGE, of the global
+    // RateLimitStorageModule), not the throttler's own.
     ThrottlerModule.forRoot({
       // The contract's headers are written by RateLimitService, not the throttler's own.
       setHeaders: false,

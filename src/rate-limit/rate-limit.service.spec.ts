@@ -196,9 +196,7 @@ describe("RateLimitService's decisions, on a fake clock", () => {
     while ((await send(rateLimit, anonymous())).refused === undefined) sent++;
     expect(sent).toBe(60);
     for (let i = 1; i < BAN_AFTER; i++) await send(rateLimit, anonymous());
-    expect((await send(rateLimit, anonymous())).refused).toBe(
-      RateLimitErrors.API_KEY_BANNED.code,
-    );
+    expect((await send(rateLimit, anonymous())).refused).toBe(RateLimitErrors.API_KEY_BANNED.code);
     expect(keys.ban).not.toHaveBeenCalled();
     // Another address is not concerned.
     expect((await send(rateLimit, requestOf(undefined, '198.51.100.5'))).refused).toBeUndefined();

@@ -14,8 +14,11 @@ export interface ErrorCode<Code extends string = string> {
 
 type Definitions<Code extends string> = Record<Code, Omit<ErrorCode, 'code'>>;
 
-/** Every code declared so far, by name: what the OpenAPI document lists. */
-const registry = new Map<string, ErrorCode>();
+/** The API whose documents list a code unless its declaration names another. */
+const MAIN_API = 'main';
+
+/** Every code declared so far, by name, with the APIs that declared it: what documents list. */
+const registry = new Map<string, { error: ErrorCode; apis: Set<string> }>();
 
 /**
  * Declares a feature's error codes and registers them, so that the OpenAPI document lists them
@@ -28,26 +31,38 @@ const registry = new Map<string, ErrorCode>();
  * });
  * throw new ApiException(WidgetErrors.WIDGET_JAMMED);
  * ```
+ *
+ * `api` names the API whose document lists them when it is not the main one: the admin API's
+ * codes (`'admin'`) are loaded in the same process, yet never listed by the main API's documents.
  */
 export function defineErrorCodes<Code extends string>(
   definitions: Definitions<Code>,
+  { api = MAIN_API }: { api?: string } = {},
 ): { readonly [C in Code]: ErrorCode<C> } {
   const codes = {} as Record<Code, ErrorCode>;
   for (const code of Object.keys(definitions) as Code[]) {
     const error: ErrorCode = Object.freeze({ code, ...definitions[code] });
     const known = registry.get(code);
-    if (known && (known.status !== error.status || known.message !== error.message)) {
+    if (known && (known.error.status !== error.status || known.error.message !== error.message)) {
       throw new Error(`Error code ${code} is already declared with another status or message`);
     }
-    registry.set(code, known ?? error);
-    codes[code] = known ?? error;
+    const entry = known ?? { error, apis: new Set<string>() };
+    entry.apis.add(api);
+    registry.set(code, entry);
+    codes[code] = entry.error;
   }
   return codes as { readonly [C in Code]: ErrorCode<C> };
 }
 
-/** Every registered code, by status (in the order of declaration within one status). */
-export function registeredErrorCodes(): ErrorCode[] {
-  return [...registry.values()].sort((a, b) => a.status - b.status);
+/**
+ * Every code registered for this API (the main one unless named), by status (in the order of
+ * declaration within one status).
+ */
+export function registeredErrorCodes(api: string = MAIN_API): ErrorCode[] {
+  return [...registry.values()]
+    .filter((entry) => entry.apis.has(api))
+    .map((entry) => entry.error)
+    .sort((a, b) => a.status - b.status);
 }
 
 /** The codes of no particular feature: what the framework, the router or the body limit raise. */

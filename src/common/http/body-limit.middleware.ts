@@ -11,8 +11,10 @@ const hasBody = (req: Request): boolean =>
   (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /**
- * No operation takes a body, but a client may send one: read at most 16 KiB of any type and answer
- * 413 past that (Content-Length or chunked), instead of leaving the socket to an unread stream.
+ * No operation of the API takes a body, but a client may send one: read at most 16 KiB of any type
+ * and answer 413 past that (Content-Length or chunked), instead of leaving the socket to an unread
+ * stream. An application whose operations take bodies (the admin API) passes `keep`, which is
+ * given each body read.
  *
  * raw-body, not body-parser: on an error body-parser reads the rest of the body before it answers
  * (its `read` resumes the stream and waits for the end), so a client declaring gigabytes kept a
@@ -25,7 +27,7 @@ const hasBody = (req: Request): boolean =>
  * (docs/performance.md). Its errors go to `next`, so that Nest's error
  * handler passes them to the global filter, like the route-not-found handler's.
  */
-export function limitRequestBodies(): RequestHandler {
+export function limitRequestBodies(keep?: (req: Request, body: Buffer) => void): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     // No body (nearly every request): nothing to read, and no promise.
     if (!hasBody(req)) {
@@ -34,7 +36,10 @@ export function limitRequestBodies(): RequestHandler {
     }
     const declared = req.headers['content-length'];
     getRawBody(req, { length: declared, limit: MAX_BODY_BYTES }).then(
-      () => next(),
+      (body) => {
+        keep?.(req, body);
+        next();
+      },
       (error: unknown) => {
         // The response was already given (a request timeout answered the slow body): nothing left.
         if (res.headersSent) return;
