@@ -210,7 +210,7 @@ export const CHANGES: Change[] = [
 ];
 
 /** A copy of dist/ with the change undone, using the repository's node_modules. */
-export function buildWithout(change: Change, root: string, index: number): string {
+export function buildWithout(change: Change, root: string, index: number | string): string {
   const dir = join(root, `undo-${index}`);
   mkdirSync(dir);
   cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });

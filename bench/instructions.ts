@@ -100,7 +100,11 @@ function parseRun(argv: readonly string[], root: string): Run {
       (words.length === 0 || words.some((word) => change.name.toLowerCase().includes(word))),
   );
   if (changes.length === 0) throw new Error(`no change's name contains ${words.join(', ')}`);
-  const whole = { args: SERVERS.service, cwd: ROOT };
+  // A copy too, so that a build made while this runs (minutes) changes neither of its runs.
+  const whole = {
+    args: SERVERS.service,
+    cwd: buildWithout({ name: 'whole', undo: [] }, root, 'none'),
+  };
   return {
     scenario,
     changes,
