@@ -63,7 +63,6 @@ const PRIVATE_REACHES = {
  */
 const REACHES_ALLOWED = {
   'src/common/http/response-header.ts': ['kOutHeaders', 'ownSymbols'],
-  'src/common/http/api-routes-first.ts': ['routerStack'],
 };
 
 /**
