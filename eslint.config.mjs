@@ -65,43 +65,24 @@ const REACHES_ALLOWED = {
   'src/common/http/response-header.ts': ['kOutHeaders', 'ownSymbols'],
 };
 
-/**
- * The service's process keeps Buffer#toString to UTF-8 (docs/performance.md): one call with
- * another encoding makes pg's decoding of every column of every row take V8's generic path.
- * To be measured and removed (#29 item 1).
- */
-const UTF8_TO_STRING_ONLY = {
-  selector:
-    "CallExpression[callee.property.name='toString'][arguments.0.value=/^(hex|base64|base64url|latin1|binary|ascii|ucs-?2|utf-?16le)$/i]",
-  message:
-    'Buffer#toString with an encoding other than UTF-8 slows every row pg reads ' +
-    '(docs/performance.md): use btoa/atob, digest(encoding), or number.toString(16).',
-};
-
-/** `no-restricted-syntax` with the reaches not in `allowed`, and the Buffer#toString ban if `utf8`. */
-function restrictions(allowed, utf8) {
+/** `no-restricted-syntax` with the reaches not in `allowed`. */
+function restrictions(allowed) {
   const reaches = Object.entries(PRIVATE_REACHES)
     .filter(([name]) => !allowed.includes(name))
     .map(([, { selector, message }]) => ({
       selector,
       message: `${message}: private to a dependency, only src/platform/ reaches it (#29, docs/upgrading.md)`,
     }));
-  return { 'no-restricted-syntax': ['error', ...reaches, ...(utf8 ? [UTF8_TO_STRING_ONLY] : [])] };
+  return { 'no-restricted-syntax': ['error', ...reaches] };
 }
 
-/** Later entries win: everywhere, then the service's own code, src/platform/, the allowed files. */
+/** Later entries win: everywhere, then src/platform/, the allowed files. */
 const restrictedSyntax = [
-  { files: ['src/**/*.ts', 'test/**/*.ts'], rules: restrictions([], false) },
-  { files: ['src/**/*.ts'], ignores: ['**/*.spec.ts'], rules: restrictions([], true) },
+  { files: ['src/**/*.ts', 'test/**/*.ts'], rules: restrictions([]) },
   { files: ['src/platform/**/*.ts'], rules: { 'no-restricted-syntax': 'off' } },
-  {
-    files: ['src/platform/**/*.ts'],
-    ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-syntax': ['error', UTF8_TO_STRING_ONLY] },
-  },
   ...Object.entries(REACHES_ALLOWED).map(([file, allowed]) => ({
     files: [file],
-    rules: restrictions(allowed, file.startsWith('src/') && !file.endsWith('.spec.ts')),
+    rules: restrictions(allowed),
   })),
 ];
 
