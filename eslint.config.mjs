@@ -57,33 +57,21 @@ const PRIVATE_REACHES = {
   },
 };
 
-/**
- * Files outside src/platform/ that keep some reaches for now, and which. Each is to be measured
- * and removed (#29 item 1), except where said.
- */
-const REACHES_ALLOWED = {
-  'src/common/http/response-header.ts': ['kOutHeaders', 'ownSymbols'],
-};
-
-/** `no-restricted-syntax` with the reaches not in `allowed`. */
-function restrictions(allowed) {
-  const reaches = Object.entries(PRIVATE_REACHES)
-    .filter(([name]) => !allowed.includes(name))
-    .map(([, { selector, message }]) => ({
+/** `no-restricted-syntax` with every reach: an error anywhere but in src/platform/. */
+const restrictions = {
+  'no-restricted-syntax': [
+    'error',
+    ...Object.values(PRIVATE_REACHES).map(({ selector, message }) => ({
       selector,
       message: `${message}: private to a dependency, only src/platform/ reaches it (#29, docs/upgrading.md)`,
-    }));
-  return { 'no-restricted-syntax': ['error', ...reaches] };
-}
+    })),
+  ],
+};
 
-/** Later entries win: everywhere, then src/platform/, the allowed files. */
+/** Everywhere in src/ and test/, but in src/platform/. No allowlist: a new reach goes there. */
 const restrictedSyntax = [
-  { files: ['src/**/*.ts', 'test/**/*.ts'], rules: restrictions([]) },
+  { files: ['src/**/*.ts', 'test/**/*.ts'], rules: restrictions },
   { files: ['src/platform/**/*.ts'], rules: { 'no-restricted-syntax': 'off' } },
-  ...Object.entries(REACHES_ALLOWED).map(([file, allowed]) => ({
-    files: [file],
-    rules: restrictions(allowed),
-  })),
 ];
 
 export default tseslint.config(
@@ -135,7 +123,8 @@ export default tseslint.config(
   },
   ...restrictedSyntax,
   {
-    // common/ is what every feature relies on: it depends on none of them (or on the app).
+    // common/ is what every feature relies on: it depends on none of them (or on the app), only
+    // on the platform layer.
     files: ['src/common/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -143,7 +132,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^\\.\\./\\.\\./|^\\.\\./(?!errors/|http/)',
+              regex: '^\\.\\./\\.\\./(?!platform/)|^\\.\\./(?!errors/|http/|platform/|\\.\\./)',
               message:
                 'src/common depends on no feature: move the code, or add an extension point.',
             },

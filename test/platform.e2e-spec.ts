@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, OutgoingMessage, type ServerResponse } from 'node:http';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,6 +121,39 @@ describe('the internals src/platform/ relies on, in the assembled application', 
       expect(bornPrototypes[1]).toBe(express.response);
       expect(prototypes[0]).toBe(express.request);
       expect(prototypes[1]).toBe(express.response);
+    });
+  });
+
+  describe("response-header.ts: the service's headers stored where Node keeps them", () => {
+    it('sends what the setters stored, with their names as given, none through setHeader', async () => {
+      const [id] = await insertOrders(t.db, [{ petId: '1' }]);
+      const setHeader = jest.spyOn(OutgoingMessage.prototype, 'setHeader');
+      let answer: Awaited<ReturnType<typeof rawExchange>>;
+      let viaSetHeader: string[];
+      try {
+        answer = await rawExchange(
+          url,
+          `DELETE /v1/store/orders/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\n` +
+            'X-Request-Id: canary-headers\r\nConnection: close\r\n\r\n',
+        );
+        viaSetHeader = setHeader.mock.calls.map(([name]) => name.toLowerCase());
+      } finally {
+        setHeader.mockRestore();
+      }
+      expect(answer.status).toBe(204);
+      // Each on the wire as the setter stored it, name case included.
+      for (const header of [
+        'X-Request-Id: canary-headers',
+        'X-RateLimit-Limit: ',
+        'X-RateLimit-Remaining: ',
+        'X-RateLimit-Reset: ',
+        'X-Content-Type-Options: nosniff',
+      ]) {
+        expect(answer.text).toContain(`\r\n${header}`);
+      }
+      // None of them went through Node's own setter: the store is the one Node writes the head from.
+      expect(viaSetHeader).not.toContain('x-request-id');
+      expect(viaSetHeader).not.toContain('x-ratelimit-remaining');
     });
   });
 
