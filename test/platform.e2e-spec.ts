@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import pino, { type Logger } from 'pino';
+import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { flushLogs, ROOT_LOGGER } from '../src/logging/logging.module';
 import {
@@ -216,7 +216,6 @@ describe('batched-destination.ts: the request log through sonic-boom, in the ass
   let t: TestApp | undefined;
   const writes: unknown[] = [];
   let writer: Record<string, unknown> | undefined;
-  let url: string | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'platform-log-'));
@@ -250,7 +249,7 @@ describe('batched-destination.ts: the request log through sonic-boom, in the ass
     for (const method of ['write', 'flush', 'flushSync', 'end']) {
       expect(typeof writer?.[method]).toBe('function');
     }
-    url = await listen(t);
+    const url = await listen(t);
     const REQUESTS = 50;
     const ids = Array.from({ length: REQUESTS }, (_, i) => `canary-log-${i}`);
     await Promise.all(
@@ -267,23 +266,6 @@ describe('batched-destination.ts: the request log through sonic-boom, in the ass
     expect(before).toBeLessThan(REQUESTS);
     expect(writes.length).toBeLessThan(lines.length);
     for (const data of writes) expect(Buffer.isBuffer(data)).toBe(true);
-  });
-
-  it("writes request lines as the application's logger writes any line: its bindings show", async () => {
-    if (!t) throw new Error('no app');
-    url ??= await listen(t);
-    const logger = t.app.get<Logger>(ROOT_LOGGER);
-    logger.setBindings({ canary: 'bound-later' });
-    await httpRequest(`${url}/health/live`, { headers: { 'X-Request-Id': 'canary-bindings' } });
-    await flushLogs(logger);
-    const line = readFileSync(join(dir, 'log'), 'utf8')
-      .split('\n')
-      .find((l) => l.includes('"id":"canary-bindings"'));
-    expect(JSON.parse(line ?? '{}')).toMatchObject({
-      canary: 'bound-later',
-      msg: 'request completed',
-      route: '/health/live',
-    });
   });
 });
 
