@@ -6,7 +6,7 @@ import type { LogLevel } from '../config/environment';
 import { tracingConfigured } from '../tracing/tracing';
 import { batchedDestination } from '../platform/batched-destination';
 import { redactDeep } from './redact';
-import { requestLogWriter, type RequestLogWriter } from './request-log';
+import { requestLogWriter, type RequestLogWriter } from '../platform/request-log';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -14,8 +14,10 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export const REQUEST_LOG = Symbol('REQUEST_LOG');
 
 /**
- * Options of every logger of the application: its level, and errors serialized as pino does, then
- * with every key-shaped string in them redacted. An error may quote what a client sent (a
+ * Options of every logger of the application (the request log's own line honours only these:
+ * src/platform/request-log.spec.ts fails for one that changes a request line): its level, and
+ * errors serialized as pino does, then with every key-shaped string in them redacted. An error
+ * may quote what a client sent (a
  * database error its query's parameters, a message its input), and a key never appears in a log
  * line (contract §2). Every other string a client controls is redacted (or refused) before it is
  * logged: the url (`redactUrl`), the request id (`isSafeRequestId`).

@@ -31,13 +31,14 @@ export type RequestLogWriter = (entry: RequestLogEntry, msg: string) => void;
  *
  * With `destination`, the stream `logger` writes to (the application's JSON lines: no transport,
  * no mixin, no hook), each line is built here in one template: byte for byte the line
- * `logger.info(entry, msg)` writes (tested against pino itself), for a fraction of pino's work
- * per request. pino walks the object key by key, escapes each key and each value and concatenates
- * each piece; here the keys are constants, the strings that need it are escaped (`url`, `route`:
- * the others need none, see {@link RequestLogEntry}; `msg` is one of the observer's constants),
- * and the line's head (level, time, pid, hostname) is built once per millisecond. On a cancel,
- * pino's serialisation was the largest single cost the service added to a request
- * (docs/performance.md). Lines go to the same destination as pino's, in call order.
+ * `logger.info(entry, msg)` writes, without pino's walk of the object key by key. It knows pino's
+ * line (level, time, pid, hostname, then the object's keys, then `msg`) and none of the logger's
+ * options but its level: an option that changes a request line (`redact`, a serializer of `req`,
+ * a mixin, formatters …) fails the comparison with pino in `src/logging/logging.module.spec.ts`,
+ * and the assembled application's lines are compared with pino's by `test/platform.e2e-spec.ts`.
+ * Only the strings that can need it are escaped (`url`, `route`: the others need none, see
+ * {@link RequestLogEntry}; `msg` is one of the observer's constants), and the line's head is built
+ * once per millisecond. Why it stays: docs/performance.md; on an upgrade: docs/upgrading.md.
  *
  * Without it (pretty logs in development; tracing on, where OpenTelemetry's pino instrumentation
  * adds the trace ids to each line as pino writes it), pino writes the line.
