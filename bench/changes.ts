@@ -69,36 +69,9 @@ export const CHANGES: Change[] = [
     name: "response headers: Node's setHeader for the service's own (no setter per name)",
     undo: [
       {
-        file: 'common/http/response-header.js',
-        now: 'return seen ? symbol : undefined;',
-        before: 'return undefined;',
-      },
-    ],
-  },
-  {
-    name: "router: Swagger UI's, the documents' and health's layers before the API routes",
-    undo: [
-      {
-        file: 'common/http/api-routes-first.js',
-        now: 'moveApiRoutesFirst(app.router.stack);',
-        before: 'void app;',
-      },
-    ],
-  },
-  {
-    name: "metrics: prom-client's Counter and Histogram, bound series per method, route and status",
-    undo: [
-      {
-        file: 'metrics/metrics.service.js',
-        now: 'this.requests.observe(method, route, status, seconds);',
-        before:
-          "const u = (this.undo ??= { c: new (require('prom-client').Counter)({ name: 'undo_requests_total', " +
-          "help: 'undo', labelNames: ['method', 'route', 'status'], registers: [this.registry] }), " +
-          "h: new (require('prom-client').Histogram)({ name: 'undo_duration_seconds', help: 'undo', " +
-          "labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers: [this.registry] }), " +
-          's: new Map() }); const k = `${method} ${route} ${status}`; let b = u.s.get(k); ' +
-          'if (!b) u.s.set(k, (b = { c: u.c.labels(method, route, status), h: u.h.labels(method, route, status) })); ' +
-          'b.c.inc(); b.h.observe(seconds);',
+        file: 'platform/response-header.js',
+        now: 'store(res, OUT_HEADERS, key, name, value);',
+        before: 'res.setHeader(name, value);',
       },
     ],
   },
@@ -163,20 +136,8 @@ export const CHANGES: Change[] = [
       },
       {
         file: 'orders/orders.service.js',
-        now: '{ ...statement, values: [id] }',
-        before: '{ text: statement.text, values: [id] }',
-      },
-    ],
-  },
-  {
-    // The lint ban on Buffer#toString(encoding) (eslint.config.mjs): what one such call at start
-    // costs every later request.
-    name: "Buffer#toString with an encoding other than UTF-8, called once at start (the lint ban's reason)",
-    undo: [
-      {
-        file: 'main.js',
-        now: 'require("reflect-metadata");',
-        before: 'require("reflect-metadata"); Buffer.from([1, 2, 3]).toString("base64url");',
+        now: '{ ...statement, values }',
+        before: '{ text: statement.text, values }',
       },
     ],
   },
