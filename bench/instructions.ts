@@ -3,7 +3,7 @@
  * (`valgrind --tool=callgrind`), counting only while the measured requests are served, after a
  * warm-up that brings V8 near its steady state. Unlike requests per second on a shared 2-core
  * machine, whose speed moves by tens of per cent between minutes, a count changes little between
- * runs: two processes of one build differ by about 1.5% on the main thread (the event loop, which
+ * runs on a quiet machine: two processes of one build differ by about 1.5% on the main thread (the event loop, which
  * bounds a saturated server's rate), more in all threads together (V8's background compiler).
  *
  *   npm run bench:instructions -- [cancel|list] [service|bare ...]
@@ -15,10 +15,8 @@
  * With `--costs`, the servers are the whole service, a copy of its build per performance change
  * with that change undone (`bench/changes.ts`, as `npm run bench:costs` builds them; those whose
  * name contains one of the words given, or every change measured in process), and the whole
- * service again (its two runs show the spread between processes of one build), each with V8
- * single-threaded: V8 compiles and collects on the main thread, so how far a process is from its
- * steady state no longer depends on how much CPU its background threads got from a loaded
- * machine (with them, two runs of one build differed by 10 % and more). It prints, per
+ * service again (its two runs show the spread between processes of one build: on a loaded
+ * machine it can exceed any one change's difference, docs/performance.md). It prints, per
  * change, the copy's main-thread instructions per request against the whole service's (the mean
  * of its two runs) and the difference: what the change saves, as a share of what it costs
  * without it.
@@ -254,7 +252,6 @@ async function main(): Promise<boolean> {
           `--callgrind-out-file=${dumps}/callgrind.%p`,
           process.execPath,
           '--perf-basic-prof',
-          ...(run.changes ? ['--single-threaded'] : []),
           ...args,
         ],
         { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', ...PATIENT },
