@@ -3,8 +3,9 @@
  * (`valgrind --tool=callgrind`), counting only while the measured requests are served, after a
  * warm-up that brings V8 near its steady state. Unlike requests per second on a shared 2-core
  * machine, whose speed moves by tens of per cent between minutes, a count changes little between
- * runs on a quiet machine: two processes of one build differ by about 1.5% on the main thread (the event loop, which
- * bounds a saturated server's rate), more in all threads together (V8's background compiler).
+ * runs on a quiet machine: two processes of one build differ by about 1.5% on the main thread
+ * (the event loop, which bounds a saturated server's rate), more in all threads together (V8's
+ * background compiler). On a loaded one they can differ by far more (docs/performance.md).
  *
  *   npm run bench:instructions -- [cancel|list] [service|bare ...]
  *   npm run bench:instructions -- [cancel|list] --costs [part of a change's name ...]
