@@ -57,58 +57,21 @@ const PRIVATE_REACHES = {
   },
 };
 
-/**
- * Files outside src/platform/ that keep some reaches for now, and which. Each is to be measured
- * and removed (#29 item 1), except where said.
- */
-const REACHES_ALLOWED = {
-  'src/common/http/response-header.ts': ['kOutHeaders', 'ownSymbols'],
-  'src/common/http/api-routes-first.ts': ['routerStack'],
-  'src/metrics/request-metrics.ts': ['fakeMetric'],
-  // Not to be removed: reads Express's table, only to hold the route table to what is served.
-  'test/openapi.e2e-spec.ts': ['routerStack'],
-  // Not to be removed: the canaries of src/platform/, which look at the internals it relies on.
-  'test/platform.e2e-spec.ts': ['underscoreMember', 'driverMaster'],
-};
-
-/**
- * The service's process keeps Buffer#toString to UTF-8 (docs/performance.md): one call with
- * another encoding makes pg's decoding of every column of every row take V8's generic path.
- * To be measured and removed (#29 item 1).
- */
-const UTF8_TO_STRING_ONLY = {
-  selector:
-    "CallExpression[callee.property.name='toString'][arguments.0.value=/^(hex|base64|base64url|latin1|binary|ascii|ucs-?2|utf-?16le)$/i]",
-  message:
-    'Buffer#toString with an encoding other than UTF-8 slows every row pg reads ' +
-    '(docs/performance.md): use btoa/atob, digest(encoding), or number.toString(16).',
-};
-
-/** `no-restricted-syntax` with the reaches not in `allowed`, and the Buffer#toString ban if `utf8`. */
-function restrictions(allowed, utf8) {
-  const reaches = Object.entries(PRIVATE_REACHES)
-    .filter(([name]) => !allowed.includes(name))
-    .map(([, { selector, message }]) => ({
+/** `no-restricted-syntax` with every reach: an error anywhere but in src/platform/. */
+const restrictions = {
+  'no-restricted-syntax': [
+    'error',
+    ...Object.values(PRIVATE_REACHES).map(({ selector, message }) => ({
       selector,
       message: `${message}: private to a dependency, only src/platform/ reaches it (#29, docs/upgrading.md)`,
-    }));
-  return { 'no-restricted-syntax': ['error', ...reaches, ...(utf8 ? [UTF8_TO_STRING_ONLY] : [])] };
-}
+    })),
+  ],
+};
 
-/** Later entries win: everywhere, then the service's own code, src/platform/, the allowed files. */
+/** Everywhere in src/ and test/, but in src/platform/. No allowlist: a new reach goes there. */
 const restrictedSyntax = [
-  { files: ['src/**/*.ts', 'test/**/*.ts'], rules: restrictions([], false) },
-  { files: ['src/**/*.ts'], ignores: ['**/*.spec.ts'], rules: restrictions([], true) },
+  { files: ['src/**/*.ts', 'test/**/*.ts'], rules: restrictions },
   { files: ['src/platform/**/*.ts'], rules: { 'no-restricted-syntax': 'off' } },
-  {
-    files: ['src/platform/**/*.ts'],
-    ignores: ['**/*.spec.ts'],
-    rules: { 'no-restricted-syntax': ['error', UTF8_TO_STRING_ONLY] },
-  },
-  ...Object.entries(REACHES_ALLOWED).map(([file, allowed]) => ({
-    files: [file],
-    rules: restrictions(allowed, file.startsWith('src/') && !file.endsWith('.spec.ts')),
-  })),
 ];
 
 export default tseslint.config(
@@ -160,7 +123,8 @@ export default tseslint.config(
   },
   ...restrictedSyntax,
   {
-    // common/ is what every feature relies on: it depends on none of them (or on the app).
+    // common/ is what every feature relies on: it depends on none of them (or on the app), only
+    // on the platform layer.
     files: ['src/common/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -168,7 +132,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^\\.\\./\\.\\./|^\\.\\./(?!errors/|http/)',
+              regex: '^\\.\\./\\.\\./(?!platform/)|^\\.\\./(?!errors/|http/|platform/|\\.\\./)',
               message:
                 'src/common depends on no feature: move the code, or add an extension point.',
             },

@@ -1,9 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, OutgoingMessage, type ServerResponse } from 'node:http';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { DataSource } from 'typeorm';
 import { flushLogs, ROOT_LOGGER } from '../src/logging/logging.module';
 import {
@@ -124,6 +125,39 @@ describe('the internals src/platform/ relies on, in the assembled application', 
     });
   });
 
+  describe("response-header.ts: the service's headers stored where Node keeps them", () => {
+    it('sends what the setters stored, with their names as given, none through setHeader', async () => {
+      const [id] = await insertOrders(t.db, [{ petId: '1' }]);
+      const setHeader = jest.spyOn(OutgoingMessage.prototype, 'setHeader');
+      let answer: Awaited<ReturnType<typeof rawExchange>>;
+      let viaSetHeader: string[];
+      try {
+        answer = await rawExchange(
+          url,
+          `DELETE /v1/store/orders/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\n` +
+            'X-Request-Id: canary-headers\r\nConnection: close\r\n\r\n',
+        );
+        viaSetHeader = setHeader.mock.calls.map(([name]) => name.toLowerCase());
+      } finally {
+        setHeader.mockRestore();
+      }
+      expect(answer.status).toBe(204);
+      // Each on the wire as the setter stored it, name case included.
+      for (const header of [
+        'X-Request-Id: canary-headers',
+        'X-RateLimit-Limit: ',
+        'X-RateLimit-Remaining: ',
+        'X-RateLimit-Reset: ',
+        'X-Content-Type-Options: nosniff',
+      ]) {
+        expect(answer.text).toContain(`\r\n${header}`);
+      }
+      // None of them went through Node's own setter: the store is the one Node writes the head from.
+      expect(viaSetHeader).not.toContain('x-request-id');
+      expect(viaSetHeader).not.toContain('x-ratelimit-remaining');
+    });
+  });
+
   describe('pg-pool.ts: the pool under the DataSource', () => {
     it('is the very pool TypeORM queries through', async () => {
       const dataSource = t.app.get(DataSource);
@@ -233,6 +267,23 @@ describe('batched-destination.ts: the request log through sonic-boom, in the ass
     expect(before).toBeLessThan(REQUESTS);
     expect(writes.length).toBeLessThan(lines.length);
     for (const data of writes) expect(Buffer.isBuffer(data)).toBe(true);
+  });
+
+  it("writes request lines as the application's logger writes any line: its bindings show", async () => {
+    if (!t) throw new Error('no app');
+    const url = `http://127.0.0.1:${String((t.http.address() as AddressInfo).port)}`;
+    const logger = t.app.get<Logger>(ROOT_LOGGER);
+    logger.setBindings({ canary: 'bound-later' });
+    await httpRequest(`${url}/health/live`, { headers: { 'X-Request-Id': 'canary-bindings' } });
+    await flushLogs(logger);
+    const line = readFileSync(join(dir, 'log'), 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"id":"canary-bindings"'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({
+      canary: 'bound-later',
+      msg: 'request completed',
+      route: '/health/live',
+    });
   });
 });
 

@@ -83,9 +83,7 @@ export class NotificationListener {
   private readonly heartbeatChannel: string;
 
   constructor(private readonly options: NotificationListenerOptions) {
-    // 16 hex digits, not Buffer#toString('hex'): see order-cursor.ts on why the process keeps
-    // Buffer#toString to UTF-8.
-    const suffix = randomBytes(8).readBigUInt64BE().toString(16).padStart(16, '0');
+    const suffix = randomBytes(8).toString('hex');
     this.heartbeatChannel = `${options.channel}_heartbeat_${suffix}`;
   }
 

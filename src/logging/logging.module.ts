@@ -3,7 +3,6 @@ import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment';
-import { tracingConfigured } from '../tracing/tracing';
 import { batchedDestination } from '../platform/batched-destination';
 import { redactDeep } from './redact';
 import { requestLogWriter, type RequestLogWriter } from './request-log';
@@ -68,18 +67,14 @@ interface ApplicationLog {
  * own ({@link batchedDestination}). {@link flushLogs} writes them all before the process exits
  * (shutdown, fatal error); any other exit writes the batch synchronously, as a last resort.
  *
- * The request log's writer builds its lines itself on that destination, unless a pino plugin has
- * to see each line: OpenTelemetry's pino instrumentation, when tracing is on ({@link requestLogWriter}).
+ * The request log's lines are the logger's own ({@link requestLogWriter}).
  */
 function createApplicationLog(level: LogLevel): ApplicationLog {
-  if (process.env.NODE_ENV === 'development') {
-    const logger = createRootLogger(level);
-    return { logger, requestLog: requestLogWriter(logger) };
-  }
-  const destination = batchedDestination();
-  const logger = pino(loggerOptions(level), destination);
-  const ownLines = !tracingConfigured(process.env);
-  return { logger, requestLog: requestLogWriter(logger, ownLines ? destination : undefined) };
+  const logger =
+    process.env.NODE_ENV === 'development'
+      ? createRootLogger(level)
+      : pino(loggerOptions(level), batchedDestination());
+  return { logger, requestLog: requestLogWriter(logger) };
 }
 
 const APPLICATION_LOG = Symbol('APPLICATION_LOG');

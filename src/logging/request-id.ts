@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { headerSetter } from '../common/http/response-header';
+import { headerSetter } from '../platform/response-header';
 import { mayBeSecret } from './redact';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

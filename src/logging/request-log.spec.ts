@@ -1,4 +1,4 @@
-import pino, { type DestinationStream } from 'pino';
+import pino, { type DestinationStream, type LoggerOptions } from 'pino';
 import { requestLogWriter, type RequestLogEntry } from './request-log';
 
 /** A destination that keeps what it is given. */
@@ -21,62 +21,81 @@ const entry = (overrides: Partial<RequestLogEntry> = {}): RequestLogEntry => ({
   ...overrides,
 });
 
-/** The line pino writes for `logger.info(entry, msg)`, and the writer's line, at the same time. */
-function bothLines(level: string, e: RequestLogEntry, msg: string): [string[], string[]] {
-  const viaPino = recording();
-  const own = recording();
-  const now = jest.spyOn(Date, 'now').mockReturnValue(1_764_000_000_123);
-  try {
-    pino({ level }, viaPino).info(e, msg);
-    const logger = pino({ level }, own);
-    requestLogWriter(logger, own)(e, msg);
-  } finally {
-    now.mockRestore();
-  }
-  return [viaPino.lines, own.lines];
+/** The writer's line on a logger made with `options`. */
+function lineWith(options: LoggerOptions, e = entry(), msg = 'request completed'): string[] {
+  const destination = recording();
+  requestLogWriter(pino(options, destination))(e, msg);
+  return destination.lines;
 }
 
 describe('requestLogWriter', () => {
-  it.each([
-    ['a cancel with a key', entry(), 'request completed'],
-    [
-      'a request without a key',
-      entry({ keyId: undefined, res: { statusCode: 401 } }),
-      'request completed',
-    ],
-    [
-      'a request whose socket had already closed',
-      entry({ req: { ...entry().req, remoteAddress: undefined } }),
-      'request aborted',
-    ],
-    ['a 5xx', entry({ res: { statusCode: 503 }, responseTime: 1250 }), 'request errored'],
-    [
-      'a url that JSON must escape',
-      entry({ req: { ...entry().req, url: '/v1/"quoted"\\back\u0001\u2028é?q=ü' } }),
-      'request completed',
-    ],
-    ['a path that matched no route', entry({ route: 'unmatched' }), 'request completed'],
-  ])('writes %s byte for byte as pino does', (_name, e, msg) => {
-    const [viaPino, own] = bothLines('info', e, msg);
-    expect(viaPino).toHaveLength(1);
-    expect(own).toEqual(viaPino);
-    expect(JSON.parse(own[0])).toMatchObject({ level: 30, msg, req: { id: e.req.id } });
+  it('writes the line pino writes for the entry, undefined fields left out', () => {
+    const e = entry({ keyId: undefined, req: { ...entry().req, remoteAddress: undefined } });
+    const viaPino = recording();
+    const now = jest.spyOn(Date, 'now').mockReturnValue(1_764_000_000_123);
+    try {
+      pino({ level: 'info' }, viaPino).info(e, 'request aborted');
+      expect(lineWith({ level: 'info' }, e, 'request aborted')).toEqual(viaPino.lines);
+    } finally {
+      now.mockRestore();
+    }
+    const parsed = JSON.parse(viaPino.lines[0]) as Record<string, unknown>;
+    expect(parsed).toMatchObject({ level: 30, msg: 'request aborted', req: { id: e.req.id } });
+    expect(parsed).not.toHaveProperty('keyId');
   });
 
   it('writes nothing when the level is above info', () => {
-    const [viaPino, own] = bothLines('warn', entry(), 'request completed');
-    expect(viaPino).toEqual([]);
-    expect(own).toEqual([]);
+    expect(lineWith({ level: 'warn' })).toEqual([]);
   });
 
-  it('leaves the line to pino when it has no destination of its own (development, tracing)', () => {
-    const destination = recording();
-    const logger = pino({ level: 'info', mixin: () => ({ trace_id: 'abc' }) }, destination);
-    requestLogWriter(logger)(entry(), 'request completed');
-    expect(destination.lines).toHaveLength(1);
-    expect(JSON.parse(destination.lines[0])).toMatchObject({
-      trace_id: 'abc',
-      route: entry().route,
-    });
+  // Whatever the application's logger is given applies to request lines too.
+  it.each<[string, LoggerOptions, (line: Record<string, unknown>) => void]>([
+    [
+      'redact',
+      { redact: ['req.remoteAddress', 'keyId'] },
+      (line) =>
+        expect(line).toMatchObject({ req: { remoteAddress: '[Redacted]' }, keyId: '[Redacted]' }),
+    ],
+    [
+      'serializers',
+      { serializers: { req: (req: { id: string }) => ({ id: req.id }) } },
+      (line) => expect(line.req).toEqual({ id: entry().req.id }),
+    ],
+    ['mixin', { mixin: () => ({ trace_id: 'abc' }) }, (line) => expect(line.trace_id).toBe('abc')],
+    [
+      'base',
+      { base: { service: 'orders' } },
+      (line) => expect(line).toMatchObject({ service: 'orders' }),
+    ],
+    [
+      'messageKey',
+      { messageKey: 'message' },
+      (line) => expect(line.message).toBe('request completed'),
+    ],
+    [
+      'formatters.level',
+      { formatters: { level: (label: string) => ({ severity: label.toUpperCase() }) } },
+      (line) => expect(line.severity).toBe('INFO'),
+    ],
+    [
+      'timestamp',
+      { timestamp: pino.stdTimeFunctions.isoTime },
+      (line) => expect(line.time).toMatch(/^\d{4}-\d{2}-\d{2}T/),
+    ],
+    [
+      'hooks.logMethod',
+      {
+        hooks: {
+          logMethod(args, method) {
+            method.call(this, { hooked: true, ...(args[0] as object) }, args[1] as string);
+          },
+        },
+      },
+      (line) => expect(line.hooked).toBe(true),
+    ],
+  ])('honours the logger’s %s', (_option, options, check) => {
+    const lines = lineWith({ level: 'info', ...options });
+    expect(lines).toHaveLength(1);
+    check(JSON.parse(lines[0]) as Record<string, unknown>);
   });
 });

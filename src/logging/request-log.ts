@@ -1,16 +1,12 @@
-import { hostname } from 'node:os';
-import type { DestinationStream, Logger } from 'pino';
+import type { Logger } from 'pino';
 
-/**
- * What the request log says of one request: pino-http's shape, with the route and the key's id.
- * Every string but `url` and `route` is one no JSON string needs to escape, by where it comes from.
- */
+/** What the request log says of one request: pino-http's shape, with the route and the key's id. */
 export interface RequestLogEntry {
   req: {
     /** The request id: a caller's token of `[A-Za-z0-9._:-]`, or a UUID (`requestId`). */
     id: string;
-    /** As Node's HTTP parser accepted it: a method of its table (`GET`, `DELETE` ...). */
     method: string;
+    /** Redacted (`redactUrl`). */
     url: string;
     /** The socket's IP address. */
     remoteAddress: string | undefined;
@@ -27,50 +23,10 @@ export interface RequestLogEntry {
 export type RequestLogWriter = (entry: RequestLogEntry, msg: string) => void;
 
 /**
- * The request log's writer, on `logger`.
- *
- * With `destination`, the stream `logger` writes to (the application's JSON lines: no transport,
- * no mixin, no hook), each line is built here in one template: byte for byte the line
- * `logger.info(entry, msg)` writes (tested against pino itself), for a fraction of pino's work
- * per request. pino walks the object key by key, escapes each key and each value and concatenates
- * each piece; here the keys are constants, the strings that need it are escaped (`url`, `route`:
- * the others need none, see {@link RequestLogEntry}; `msg` is one of the observer's constants),
- * and the line's head (level, time, pid, hostname) is built once per millisecond. On a cancel,
- * pino's serialisation was the largest single cost the service added to a request
- * (docs/performance.md). Lines go to the same destination as pino's, in call order.
- *
- * Without it (pretty logs in development; tracing on, where OpenTelemetry's pino instrumentation
- * adds the trace ids to each line as pino writes it), pino writes the line.
+ * The request log's writer, on `logger`: pino serialises each line, so that every option the
+ * logger is given (serializers, `redact`, mixins, hooks, formatters, bindings) and every plugin
+ * (OpenTelemetry's trace ids) applies to request lines as to any other.
  */
-export function requestLogWriter(
-  logger: Logger,
-  destination?: DestinationStream,
-): RequestLogWriter {
-  if (!destination) {
-    return (entry, msg) => {
-      if (logger.isLevelEnabled('info')) logger.info(entry, msg);
-    };
-  }
-  // pino's own prefix and bindings (`base`: pid, hostname), as its default options write them.
-  const level = `{"level":${logger.levels.values.info},"time":`;
-  const bindings = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"req":{"id":"`;
-  let headAt = 0;
-  let head = '';
-  return (entry, msg) => {
-    if (!logger.isLevelEnabled('info')) return;
-    const now = Date.now();
-    if (now !== headAt) {
-      headAt = now;
-      head = `${level}${now}${bindings}`;
-    }
-    const { req } = entry;
-    const address =
-      req.remoteAddress === undefined ? '' : `,"remoteAddress":"${req.remoteAddress}"`;
-    const keyId = entry.keyId === undefined ? '' : `,"keyId":"${entry.keyId}"`;
-    destination.write(
-      `${head}${req.id}","method":"${req.method}","url":${JSON.stringify(req.url)}${address}},` +
-        `"res":{"statusCode":${entry.res.statusCode}},"responseTime":${entry.responseTime},` +
-        `"route":${JSON.stringify(entry.route)}${keyId},"msg":"${msg}"}\n`,
-    );
-  };
+export function requestLogWriter(logger: Logger): RequestLogWriter {
+  return (entry, msg) => logger.info(entry, msg);
 }

@@ -17,17 +17,6 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 export class MetricsService {
   readonly registry = new Registry();
 
-  /** `http_requests_total` and `http_request_duration_seconds`: one record per request. */
-  private readonly requests = new RequestMetrics(
-    { requests: 'http_requests_total', duration: 'http_request_duration_seconds' },
-    {
-      requests: 'HTTP requests answered, by method, route pattern and status',
-      duration:
-        'Time from request to the last byte of the response, by method, route pattern and status',
-    },
-    LATENCY_BUCKETS,
-  );
-
   private readonly rejections = new Counter({
     name: 'rate_limit_rejections_total',
     help: 'Requests rejected with 429 by the rate limiter, by plan',
@@ -48,8 +37,21 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /** `http_requests_total` and `http_request_duration_seconds`: one record per request. */
+  private readonly requests: RequestMetrics;
+
   constructor(@InjectDataSource() dataSource: DataSource) {
-    this.requests.registerIn(this.registry);
+    // Registered here, after the counters above: the exposition's order.
+    this.requests = new RequestMetrics(
+      this.registry,
+      { requests: 'http_requests_total', duration: 'http_request_duration_seconds' },
+      {
+        requests: 'HTTP requests answered, by method, route pattern and status',
+        duration:
+          'Time from request to the last byte of the response, by method, route pattern and status',
+      },
+      LATENCY_BUCKETS,
+    );
     // Scraped before the DataSource is up or after it is closed: no pool to report.
     const pool = (): Pool | undefined =>
       dataSource.isInitialized ? pgPoolOf(dataSource) : undefined;

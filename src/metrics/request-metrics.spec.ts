@@ -31,8 +31,7 @@ function promClientOf(observations: [string, string, string, number][]): Registr
 
 function requestMetricsOf(observations: [string, string, string, number][]): Registry {
   const registry = new Registry();
-  const metrics = new RequestMetrics(NAMES, HELP, BUCKETS);
-  metrics.registerIn(registry);
+  const metrics = new RequestMetrics(registry, NAMES, HELP, BUCKETS);
   for (const observation of observations) metrics.observe(...observation);
   return registry;
 }
@@ -77,6 +76,15 @@ describe('RequestMetrics', () => {
     );
     ours.resetMetrics();
     expect(await ours.metrics()).toBe(await promClientOf([]).metrics());
+  });
+
+  it('keeps counting a series after a reset, through the children it bound before', async () => {
+    const registry = new Registry();
+    const metrics = new RequestMetrics(registry, NAMES, HELP, BUCKETS);
+    for (const observation of observations) metrics.observe(...observation);
+    registry.resetMetrics();
+    for (const observation of observations.slice(0, 3)) metrics.observe(...observation);
+    expect(await registry.metrics()).toBe(await promClientOf(observations.slice(0, 3)).metrics());
   });
 
   it('counts a value on a bound in that bucket, as Prometheus’ `le` says', async () => {

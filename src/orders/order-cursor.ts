@@ -88,8 +88,7 @@ export function decodeCursor(
       'previous page unchanged',
   );
   const json = fromBase64url(cursor);
-  // atob skips whitespace, takes padding and ignores stray bits: only a cursor that encodes back
-  // to itself is one we wrote.
+  // Decoding ignores stray bits: only a cursor that encodes back to itself is one we wrote.
   if (json === undefined || toBase64url(json) !== cursor) throw malformed;
   let parsed: unknown;
   try {

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { AuditActor } from '../audit/audit-event';
 import { RequestActor } from '../auth/request-actor.decorator';
-import { constantHeaderSetter } from '../common/http/response-header';
+import { constantHeaderSetter } from '../platform/response-header';
 import { JsonStreamSender } from '../common/http/send-json-stream';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';

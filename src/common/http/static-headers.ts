@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { constantHeaderSetter } from './response-header';
+import { constantHeaderSetter } from '../../platform/response-header';
 
 type HeaderList = readonly (readonly [string, string])[];
 

@@ -13,11 +13,10 @@ type HeaderHolder = Record<symbol, OutHeaders | null>;
 const PLAIN_VALUE = /^[\x20-\x7e]*$/;
 
 /**
- * The symbol under which Node keeps a response's headers (`kOutHeaders` of `_http_outgoing`),
- * once checked against Node's own accessors; undefined if this Node keeps them otherwise, and
- * then every header goes through `setHeader`.
+ * The symbol under which Node keeps a response's headers (`kOutHeaders` of `_http_outgoing`), if
+ * it is there and Node's own accessors read what is stored under it.
  */
-const OUT_HEADERS = ((): symbol | undefined => {
+function findOutHeaders(): symbol | undefined {
   const probe = new OutgoingMessage();
   const symbol = Object.getOwnPropertySymbols(probe).find((s) => s.description === 'kOutHeaders');
   if (symbol === undefined || (probe as unknown as HeaderHolder)[symbol] !== null) return undefined;
@@ -29,6 +28,21 @@ const OUT_HEADERS = ((): symbol | undefined => {
       'X-Probe' &&
     probe.getHeaderNames().join() === 'x-probe';
   return seen ? symbol : undefined;
+}
+
+/**
+ * Checked when this file loads: a Node that keeps headers otherwise fails the start here, rather
+ * than leaving every header to a slower path unnoticed.
+ */
+const OUT_HEADERS = ((): symbol => {
+  const symbol = findOutHeaders();
+  if (symbol === undefined) {
+    throw new Error(
+      "Node no longer keeps a response's headers under its `kOutHeaders` symbol as " +
+        'src/platform/response-header.ts expects (see docs/upgrading.md)',
+    );
+  }
+  return symbol;
 })();
 
 function store(
@@ -48,18 +62,13 @@ function store(
 export type HeaderSetter = (res: ServerResponse, value: string) => void;
 
 /**
- * A setter of the header `name` (validated once, here), for the headers the service sets on
- * every response. Node's `setHeader` validates the name and the value of each header it is given
- * (a regular expression each, behind a wrapper that copies its arguments), lowercases the name
- * and stores the entry under that new string: about 2,000 instructions a header on every
- * response, and a cancel's answer carries eight of the service's own (valgrind:
- * docs/performance.md). This stores the entry exactly as `setHeader` would, under the lowercased
- * name computed once, after checking the value for plain printable ASCII; any other value, a
- * response whose headers are already sent, or a Node that keeps headers otherwise, goes through
- * `setHeader` itself (so an invalid value still throws as it would).
- *
- * Node's entry is private (`kOutHeaders`): it is found, and checked against Node's own
- * `getHeader`, `getHeaderNames` and `getRawHeaderNames`, once at start.
+ * A setter of the header `name`, for the headers the service sets on every response (id, rate
+ * limits, security headers, a link). It stores the entry exactly as `setHeader` would, under the
+ * lowercased name computed once, after checking the value for plain printable ASCII: `setHeader`
+ * validates the name and the value of every header it is given, behind an argument-copying
+ * wrapper, and lowercases the name again each time (docs/performance.md). Any other value, and a
+ * response whose head is already sent, go through `setHeader` itself, so an invalid value still
+ * throws as it would.
  */
 export function headerSetter(name: string): HeaderSetter {
   return setterOf(name, true);
@@ -78,10 +87,8 @@ export function constantHeaderSetter(name: string, value: string): (res: ServerR
 function setterOf(name: string, checkValue: boolean): HeaderSetter {
   validateHeaderName(name);
   const key = name.toLowerCase();
-  const symbol = OUT_HEADERS;
-  if (symbol === undefined) return (res, value) => void res.setHeader(name, value);
   return (res, value) => {
     if (res.headersSent || (checkValue && !PLAIN_VALUE.test(value))) res.setHeader(name, value);
-    else store(res, symbol, key, name, value);
+    else store(res, OUT_HEADERS, key, name, value);
   };
 }
