@@ -56,6 +56,16 @@ export const CHANGES: Change[] = [
     ],
   },
   {
+    name: "log line: pino's serialisation of the request's object (not the service's template)",
+    undo: [
+      {
+        file: 'logging/logging.module.js',
+        now: '(0, request_log_1.requestLogWriter)(logger, ownLines ? destination : undefined)',
+        before: '(0, request_log_1.requestLogWriter)(logger)',
+      },
+    ],
+  },
+  {
     name: "response headers: Node's setHeader for the service's own (no setter per name)",
     undo: [
       {

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import pino, { type Logger } from 'pino';
+import pino from 'pino';
 import { DataSource } from 'typeorm';
-import { flushLogs, ROOT_LOGGER } from '../src/logging/logging.module';
+import { flushLogs, loggerOptions, ROOT_LOGGER } from '../src/logging/logging.module';
 import {
   ApiExpressAdapter,
   EXPRESS_REQUEST_PROPERTIES,
@@ -14,6 +14,7 @@ import {
   RESPONSE_PROPERTIES,
 } from '../src/platform/http-server';
 import { pgPoolOf } from '../src/platform/pg-pool';
+import type { RequestLogEntry } from '../src/platform/request-log';
 import { httpRequest } from './support/http';
 import { insertOrders } from './support/orders';
 import { rawExchange } from './support/raw-http';
@@ -269,21 +270,48 @@ describe('batched-destination.ts: the request log through sonic-boom, in the ass
     for (const data of writes) expect(Buffer.isBuffer(data)).toBe(true);
   });
 
-  it("writes request lines as the application's logger writes any line: its bindings show", async () => {
+  it("request-log.ts: writes each request's line byte for byte as the app's pino logger would", async () => {
     if (!t) throw new Error('no app');
     const url = `http://127.0.0.1:${String((t.http.address() as AddressInfo).port)}`;
-    const logger = t.app.get<Logger>(ROOT_LOGGER);
-    logger.setBindings({ canary: 'bound-later' });
-    await httpRequest(`${url}/health/live`, { headers: { 'X-Request-Id': 'canary-bindings' } });
-    await flushLogs(logger);
+    await httpRequest(`${url}/v1/store/orders`, {
+      headers: { Authorization: `Bearer ${t.key}`, 'X-Request-Id': 'canary-line' },
+    });
+    await flushLogs(t.app.get(ROOT_LOGGER));
     const line = readFileSync(join(dir, 'log'), 'utf8')
       .split('\n')
-      .find((l) => l.includes('"id":"canary-bindings"'));
-    expect(JSON.parse(line ?? '{}')).toMatchObject({
-      canary: 'bound-later',
-      msg: 'request completed',
-      route: '/health/live',
-    });
+      .find((l) => l.includes('"id":"canary-line"'));
+    if (line === undefined) throw new Error('no request line');
+    const written = JSON.parse(line) as {
+      time: number;
+      req: RequestLogEntry['req'];
+      res: RequestLogEntry['res'];
+      responseTime: number;
+      route: string;
+      keyId?: string;
+      msg: string;
+    };
+    expect(written.keyId).toEqual(expect.any(String));
+    // The same entry, in the observer's order, given to pino with the application's options.
+    const entry: RequestLogEntry = {
+      req: {
+        id: written.req.id,
+        method: written.req.method,
+        url: written.req.url,
+        remoteAddress: written.req.remoteAddress,
+      },
+      res: { statusCode: written.res.statusCode },
+      responseTime: written.responseTime,
+      route: written.route,
+      keyId: written.keyId,
+    };
+    const viaPino: string[] = [];
+    jest.spyOn(Date, 'now').mockReturnValue(written.time);
+    pino(loggerOptions('info'), { write: (l: string) => void viaPino.push(l) }).info(
+      entry,
+      written.msg,
+    );
+    jest.mocked(Date.now).mockRestore();
+    expect(viaPino).toEqual([`${line}\n`]);
   });
 });
 

@@ -3,9 +3,10 @@ import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment';
+import { tracingConfigured } from '../tracing/tracing';
 import { batchedDestination } from '../platform/batched-destination';
 import { redactDeep } from './redact';
-import { requestLogWriter, type RequestLogWriter } from './request-log';
+import { requestLogWriter, type RequestLogWriter } from '../platform/request-log';
 
 /** The application's pino logger: the request log writes to it, and nestjs-pino derives from it. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -13,8 +14,10 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export const REQUEST_LOG = Symbol('REQUEST_LOG');
 
 /**
- * Options of every logger of the application: its level, and errors serialized as pino does, then
- * with every key-shaped string in them redacted. An error may quote what a client sent (a
+ * Options of every logger of the application (the request log's own line honours only these:
+ * src/platform/request-log.spec.ts fails for one that changes a request line): its level, and
+ * errors serialized as pino does, then with every key-shaped string in them redacted. An error
+ * may quote what a client sent (a
  * database error its query's parameters, a message its input), and a key never appears in a log
  * line (contract §2). Every other string a client controls is redacted (or refused) before it is
  * logged: the url (`redactUrl`), the request id (`isSafeRequestId`).
@@ -67,14 +70,18 @@ interface ApplicationLog {
  * own ({@link batchedDestination}). {@link flushLogs} writes them all before the process exits
  * (shutdown, fatal error); any other exit writes the batch synchronously, as a last resort.
  *
- * The request log's lines are the logger's own ({@link requestLogWriter}).
+ * The request log's writer builds its lines itself on that destination, unless a pino plugin has
+ * to see each line: OpenTelemetry's pino instrumentation, when tracing is on ({@link requestLogWriter}).
  */
 function createApplicationLog(level: LogLevel): ApplicationLog {
-  const logger =
-    process.env.NODE_ENV === 'development'
-      ? createRootLogger(level)
-      : pino(loggerOptions(level), batchedDestination());
-  return { logger, requestLog: requestLogWriter(logger) };
+  if (process.env.NODE_ENV === 'development') {
+    const logger = createRootLogger(level);
+    return { logger, requestLog: requestLogWriter(logger) };
+  }
+  const destination = batchedDestination();
+  const logger = pino(loggerOptions(level), destination);
+  const ownLines = !tracingConfigured(process.env);
+  return { logger, requestLog: requestLogWriter(logger, ownLines ? destination : undefined) };
 }
 
 const APPLICATION_LOG = Symbol('APPLICATION_LOG');

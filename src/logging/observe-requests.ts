@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { routeOf } from '../common/http/route-of';
 import type { MetricsService } from '../metrics/metrics.service';
 import { redactUrl } from './redact';
-import type { RequestLogWriter } from './request-log';
+import type { RequestLogWriter } from '../platform/request-log';
 import { requestId } from './request-id';
 
 /**
