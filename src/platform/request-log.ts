@@ -34,8 +34,9 @@ export type RequestLogWriter = (entry: RequestLogEntry, msg: string) => void;
  * `logger.info(entry, msg)` writes, without pino's walk of the object key by key. It knows pino's
  * line (level, time, pid, hostname, then the object's keys, then `msg`) and none of the logger's
  * options but its level: an option that changes a request line (`redact`, a serializer of `req`,
- * a mixin, formatters …) fails the comparison with pino in `src/logging/logging.module.spec.ts`,
- * and the assembled application's lines are compared with pino's by `test/platform.e2e-spec.ts`.
+ * a mixin, formatters …) fails the comparison with pino in `request-log.spec.ts` (a logger made
+ * with the application's own options), and the assembled application's lines are compared with
+ * pino's by `test/platform.e2e-spec.ts`.
  * Only the strings that can need it are escaped (`url`, `route`: the others need none, see
  * {@link RequestLogEntry}; `msg` is one of the observer's constants), and the line's head is built
  * once per millisecond. Why it stays: docs/performance.md; on an upgrade: docs/upgrading.md.
