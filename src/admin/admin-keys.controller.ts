@@ -74,6 +74,12 @@ async function answered<T>(call: () => Promise<T>, id?: string): Promise<T> {
 }
 
 /** The admin API's operations that take a body: the common 413's description says none does. */
+/** The 404 of every operation on one key. */
+const NO_SUCH_KEY = {
+  description: 'No key with this id.',
+  codes: [AdminErrors.KEY_NOT_FOUND],
+};
+
 const BODY_TOO_LARGE = {
   description: 'A request body over 16 KiB.',
   codes: [CommonErrors.PAYLOAD_TOO_LARGE],
@@ -106,10 +112,7 @@ export class AdminKeysController {
   @ApiOperation({ operationId: 'showKey', summary: 'One key' })
   @ApiOperationResponses({
     [HttpStatus.OK]: { description: 'The key.', type: AdminKeySchema },
-    [HttpStatus.NOT_FOUND]: {
-      description: 'No key with this id.',
-      codes: [AdminErrors.KEY_NOT_FOUND],
-    },
+    [HttpStatus.NOT_FOUND]: NO_SUCH_KEY,
   })
   async show(@Param('id') id: string): Promise<Record<string, unknown>> {
     return adminKeyJson((await answered(() => this.keys.show(id), id)).key);
@@ -198,10 +201,7 @@ export class AdminKeysController {
       description: 'The body is not valid (the message names the field).',
       codes: [AdminErrors.INVALID_BODY],
     },
-    [HttpStatus.NOT_FOUND]: {
-      description: 'No key with this id.',
-      codes: [AdminErrors.KEY_NOT_FOUND],
-    },
+    [HttpStatus.NOT_FOUND]: NO_SUCH_KEY,
     [HttpStatus.CONFLICT]: {
       description: 'The key is revoked: issue a new one (the keys tool refuses it too).',
       codes: [AdminErrors.KEY_REVOKED],
@@ -229,10 +229,7 @@ export class AdminKeysController {
   })
   @ApiOperationResponses({
     [HttpStatus.NO_CONTENT]: { description: 'Revoked.' },
-    [HttpStatus.NOT_FOUND]: {
-      description: 'No key with this id.',
-      codes: [AdminErrors.KEY_NOT_FOUND],
-    },
+    [HttpStatus.NOT_FOUND]: NO_SUCH_KEY,
   })
   async revoke(@Param('id') id: string, @RequestActor() actor: AuditActor): Promise<void> {
     await answered(() => this.keys.revoke(id, actor), id);
@@ -252,10 +249,7 @@ export class AdminKeysController {
       description: 'A body with a field: this operation takes none (the message names it).',
       codes: [AdminErrors.INVALID_BODY],
     },
-    [HttpStatus.NOT_FOUND]: {
-      description: 'No key with this id.',
-      codes: [AdminErrors.KEY_NOT_FOUND],
-    },
+    [HttpStatus.NOT_FOUND]: NO_SUCH_KEY,
     [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
   async unban(
