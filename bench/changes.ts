@@ -136,8 +136,23 @@ export const CHANGES: Change[] = [
       },
       {
         file: 'orders/orders.service.js',
-        now: '{ ...statement, values }',
-        before: '{ text: statement.text, values }',
+        now: '(0, statement_call_1.callOf)(statement), values',
+        before: '{ text: statement.text }, values',
+      },
+    ],
+  },
+  {
+    name: "query configs with the statement's fields as their own properties (pg copies each)",
+    undo: [
+      {
+        file: 'orders/orders.service.js',
+        now: '(0, statement_call_1.callOf)(FIRST_ORDERS_AS_ARRAYS)',
+        before: '{ ...FIRST_ORDERS_AS_ARRAYS }',
+      },
+      {
+        file: 'orders/orders.service.js',
+        now: '(0, statement_call_1.callOf)(statement), values',
+        before: '{ ...statement, values }',
       },
     ],
   },

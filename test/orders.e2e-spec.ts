@@ -1,3 +1,6 @@
+import { Client } from 'pg';
+import { callOf } from '../src/database/statement-call';
+import { ORDER_STATUS } from '../src/orders/orders.sql';
 import { expectErrorBody } from './support/client';
 import { insertOrders, statusOf } from './support/orders';
 import { testAppPerSuite } from './support/suite-app';
@@ -209,6 +212,33 @@ describe('orders', () => {
         outcomes[final as 'cancelled' | 'shipped']++;
       }
       expect(outcomes.cancelled + outcomes.shipped).toBe(30);
+    });
+  });
+
+  describe('statements', () => {
+    it('are sent by name through `callOf`, the values beside them, and stay as they were', async () => {
+      const [id] = await insertOrders(app.t.db, [{ status: 'shipped' }]);
+      const client = new Client({ connectionString: app.t.databaseUrl });
+      await client.connect();
+      const preparedByName = async (): Promise<number> =>
+        (
+          await client.query('SELECT 1 FROM pg_prepared_statements WHERE name = $1', [
+            ORDER_STATUS.name,
+          ])
+        ).rowCount ?? 0;
+      try {
+        expect(await preparedByName()).toBe(0);
+        const { rows } = await client.query(callOf(ORDER_STATUS), [id]);
+        expect(rows).toEqual([{ status: 'shipped' }]);
+        expect(await preparedByName()).toBe(1);
+        expect((await client.query(callOf(ORDER_STATUS), [id])).rows).toEqual(rows);
+      } finally {
+        await client.end();
+      }
+      expect(Object.entries(ORDER_STATUS)).toEqual([
+        ['name', ORDER_STATUS.name],
+        ['text', ORDER_STATUS.text],
+      ]);
     });
   });
 });

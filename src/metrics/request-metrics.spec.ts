@@ -87,6 +87,17 @@ describe('RequestMetrics', () => {
     expect(await registry.metrics()).toBe(await promClientOf(observations.slice(0, 3)).metrics());
   });
 
+  it('adds each request to the counter once, however often and whenever it is scraped', async () => {
+    const registry = new Registry();
+    const metrics = new RequestMetrics(registry, NAMES, HELP, BUCKETS);
+    for (const observation of observations.slice(0, 4)) metrics.observe(...observation);
+    await registry.metrics();
+    await registry.getMetricsAsJSON();
+    for (const observation of observations.slice(4)) metrics.observe(...observation);
+    expect(await registry.metrics()).toBe(await promClientOf(observations).metrics());
+    expect(await registry.metrics()).toBe(await promClientOf(observations).metrics());
+  });
+
   it('counts a value on a bound in that bucket, as Prometheus’ `le` says', async () => {
     const text = await requestMetricsOf([['GET', '/a', '200', 0.01]]).metrics();
     expect(text).toContain(

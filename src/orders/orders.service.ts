@@ -8,6 +8,7 @@ import { ApiException } from '../common/errors/api.exception';
 import { AppConfig } from '../config/app-config';
 import { pgPoolOf } from '../platform/pg-pool';
 import { PoolShare } from '../database/pool-share';
+import { callOf } from '../database/statement-call';
 import { OrderRow } from './order-json';
 import { OrderErrors } from './order.errors';
 import {
@@ -20,6 +21,10 @@ import {
 } from './orders.sql';
 import { OrderListStream, wholeListJson } from './order-list-stream';
 import { OrderStatus } from './order-status';
+
+/** The list's statements, answering each row as an array of its columns. */
+const FIRST_ORDERS_AS_ARRAYS = { ...FIRST_ORDERS, rowMode: 'array' } as const;
+const ORDERS_AFTER_AS_ARRAYS = { ...ORDERS_AFTER, rowMode: 'array' } as const;
 
 /**
  * Orders of the shared `orders` table. The hot paths use the pool under TypeORM's DataSource
@@ -55,7 +60,7 @@ export class OrdersService {
    * fails here, before any byte is sent, and gets a proper error response.
    */
   async listAsJson(): Promise<Readable | string> {
-    const { rows: first } = await this.pool.query<OrderRow>({ ...FIRST_ORDERS, rowMode: 'array' });
+    const { rows: first } = await this.pool.query<OrderRow>(callOf(FIRST_ORDERS_AS_ARRAYS));
     if (first.length <= LIST_BATCH_SIZE) return wholeListJson(first);
     return new OrderListStream(first, (lastId, wanted) =>
       this.listBatches.run(() => (wanted() ? this.ordersAfter(lastId) : Promise.resolve([]))),
@@ -63,11 +68,7 @@ export class OrdersService {
   }
 
   private async ordersAfter(lastId: string): Promise<OrderRow[]> {
-    const { rows } = await this.pool.query<OrderRow>({
-      ...ORDERS_AFTER,
-      values: [lastId],
-      rowMode: 'array',
-    });
+    const { rows } = await this.pool.query<OrderRow>(callOf(ORDERS_AFTER_AS_ARRAYS), [lastId]);
     return rows;
   }
 
@@ -89,7 +90,7 @@ export class OrdersService {
     statement: NamedStatement,
     values: (string | null)[],
   ): Promise<OrderStatus | undefined> {
-    const { rows } = await this.pool.query<{ status: OrderStatus }>({ ...statement, values });
+    const { rows } = await this.pool.query<{ status: OrderStatus }>(callOf(statement), values);
     return rows[0]?.status;
   }
 }
