@@ -1,5 +1,8 @@
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { ADMIN_API } from '../src/admin/admin.errors';
+import { ApiKeyAuthenticator } from '../src/auth/api-key.authenticator';
+import { KeysService } from '../src/auth/keys.service';
 import { registeredErrorCodes } from '../src/common/errors/error-code';
 import { MetricsService } from '../src/metrics/metrics.service';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
@@ -151,6 +154,18 @@ describe('admin API (contract §10)', () => {
     expect((again.body as { message: string }).message).toBe(
       `Key ${next.id as string} is revoked: issue a new one (POST /admin/v1/keys)`,
     );
+  });
+
+  it("holds no database pool, key cache or feed of its own: the API application's serve both listeners", async () => {
+    expect(a.admin.get(DataSource)).toBe(t.app.get(DataSource));
+    expect(a.admin.get(ApiKeyAuthenticator)).toBe(t.app.get(ApiKeyAuthenticator));
+    expect(a.admin.get(KeysService)).toBe(t.app.get(KeysService));
+    // A key revoked over the admin API is refused by the API at once: one cache, not two.
+    const created = await send('post', '/admin/v1/keys', { plan: 'free' });
+    const { id, key } = created.body as { id: string; key: string };
+    await request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).expect(200);
+    expect((await send('delete', `/admin/v1/keys/${id}`)).status).toBe(204);
+    await request(t.http).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).expect(401);
   });
 
   it('a path id is a whole UUID, in either case: a prefix the keys tool would match is 404', async () => {

@@ -1,32 +1,49 @@
 import { DynamicModule, Module, type INestApplicationContext } from '@nestjs/common';
 import { APP_OPTIONS, type AppOptions } from '../app-options';
 import { GUARD_CHAIN } from '../app.module';
-import { AuthModule } from '../auth/auth.module';
+import { DataSource } from 'typeorm';
+import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
+import { ApiKeyStore } from '../auth/api-key.store';
+import { KeyLookupBudget } from '../auth/key-lookup-budget';
+import { KeysService } from '../auth/keys.service';
 import { CommonModule } from '../common/common.module';
 import { ConfigModule } from '../config/config.module';
-import { DatabaseModule } from '../database/database.module';
+import { DatabaseErrorsHook } from '../database/database-errors.hook';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsService } from '../metrics/metrics.service';
 import { RATE_LIMIT_STORAGE } from '../rate-limit/rate-limit.storage';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { AdminKeysController } from './admin-keys.controller';
 
-/** The admin API's routes, over the keys service of AuthModule. */
+/** The admin API's routes, over the keys service of AuthModule (the API application's). */
 @Module({
-  imports: [AuthModule],
   controllers: [AdminKeysController],
 })
 export class AdminModule {}
 
-/** What the admin application takes from the API's rather than building its own. */
-const SHARED_WITH_API = [RATE_LIMIT_STORAGE, MetricsService] as const;
+/**
+ * What the admin application takes from the API's rather than building its own: the database
+ * (TypeORM's DataSource and its pool), AuthModule's exports (and so its one key cache, kept
+ * current by its one feed of key changes), the rate-limit storage and the metrics. None of the
+ * keys' classes has a lifecycle hook; the DataSource is closed by the API's TypeORM module.
+ */
+const SHARED_WITH_API = [
+  DataSource,
+  ApiKeyStore,
+  ApiKeyAuthenticator,
+  KeyLookupBudget,
+  KeysService,
+  RATE_LIMIT_STORAGE,
+  MetricsService,
+] as const;
 
 @Module({})
 class SharedWithApiModule {
   /**
-   * The API application's rate-limit storage and metrics, as global providers of the admin one:
-   * a key's requests count in the same windows on both listeners (in process or in Redis), and
-   * admin requests are in the service's /metrics. Nest runs their shutdown hooks when either
+   * The API application's instances as global providers of the admin one: one database pool,
+   * one key cache (a key created, rotated or revoked over the admin API is seen by both listeners
+   * at once), a key's requests counted in the same windows on both listeners (in process or in
+   * Redis), and admin requests in the service's /metrics. Nest runs their shutdown hooks when either
    * application closes: the Redis storage's (its unused leases handed back) can run twice, and
    * `main.ts` closes the admin application first, while the API's Redis client is still open.
    */
@@ -45,11 +62,11 @@ class SharedWithApiModule {
 
 /**
  * The admin application: a Nest application of its own on the admin listener (`ADMIN_PORT`),
- * beside the API's in the same process, on the same database, with the same error filter,
- * request observer, logging and guard chain (key, plan limits, scope), and the API's rate-limit
- * storage and metrics ({@link SharedWithApiModule}). Only what the admin API needs: no orders,
- * health or metrics listener. The main application has none of its routes, so its port answers
- * `/admin` 404 like any unknown path.
+ * beside the API's in the same process, with the same error filter, request observer, logging
+ * and guard chain (key, plan limits, scope), over the API's database pool, keys and rate-limit
+ * storage and metrics ({@link SharedWithApiModule}): no second pool, key cache or feed. Only what
+ * the admin API needs: no orders, health or metrics listener. The main application has none of
+ * its routes, so its port answers `/admin` 404 like any unknown path.
  */
 @Module({})
 export class AdminAppModule {
@@ -61,13 +78,11 @@ export class AdminAppModule {
         ConfigModule.forRoot(),
         CommonModule,
         LoggingModule.forRoot(),
-        DatabaseModule.forRoot(own),
         SharedWithApiModule.of(api),
-        AuthModule,
         RateLimitModule,
         AdminModule,
       ],
-      providers: [{ provide: APP_OPTIONS, useValue: own }, ...GUARD_CHAIN],
+      providers: [{ provide: APP_OPTIONS, useValue: own }, DatabaseErrorsHook, ...GUARD_CHAIN],
       exports: [APP_OPTIONS],
       global: true,
     };

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditTrail } from '../audit/audit-trail';
@@ -19,8 +19,10 @@ import { LastUseRecorder } from './last-use-recorder';
  * RateLimitStorageModule);
  * the demo keys of the embedded default; the keys service of key administration (with its audit
  * trail), for the admin API. The guards that use them are registered, in order, by
- * AppModule.
+ * AppModule. Global: one key cache, feed and store per application, whichever module asks (the
+ * admin application is given these same instances, `AdminAppModule`).
  */
+@Global()
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKey])],
   providers: [

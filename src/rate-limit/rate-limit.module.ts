@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { AuthModule } from '../auth/auth.module';
 import { CommonModule } from '../common/common.module';
 import { httpRequestOf } from '../common/http/http-context';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
@@ -9,8 +8,9 @@ import { RateLimitService } from './rate-limit.service';
 import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
 
 @Module({
+  // The keys' store and lookup budget come from AuthModule, global (in the admin application,
+  // the API's own instances: AdminAppModule).
   imports: [
-    AuthModule,
     CommonModule,
     // The throttlers' names, lengths and limits; PlanThrottlerGuard applies them together, on
     // RateLimitService's storage (RATE_LIMIT_STORAGE, of the global
