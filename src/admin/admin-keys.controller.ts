@@ -73,13 +73,13 @@ async function answered<T>(call: () => Promise<T>, id?: string): Promise<T> {
   }
 }
 
-/** The admin API's operations that take a body: the common 413's description says none does. */
 /** The 404 of every operation on one key. */
 const NO_SUCH_KEY = {
   description: 'No key with this id.',
   codes: [AdminErrors.KEY_NOT_FOUND],
 };
 
+/** The admin API's operations that take a body: the common 413's description says none does. */
 const BODY_TOO_LARGE = {
   description: 'A request body over 16 KiB.',
   codes: [CommonErrors.PAYLOAD_TOO_LARGE],

@@ -1,7 +1,6 @@
 import { DynamicModule, Module, type INestApplicationContext } from '@nestjs/common';
-import { APP_OPTIONS, type AppOptions } from '../app-options';
-import { GUARD_CHAIN } from '../app.module';
 import { DataSource } from 'typeorm';
+import { GUARD_CHAIN } from '../app.module';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import { KeyLookupBudget } from '../auth/key-lookup-budget';
@@ -71,7 +70,6 @@ class SharedWithApiModule {
 @Module({})
 export class AdminAppModule {
   static forRoot(api: INestApplicationContext): DynamicModule {
-    const own: AppOptions = { databaseUrl: api.get<AppOptions>(APP_OPTIONS).databaseUrl };
     return {
       module: AdminAppModule,
       imports: [
@@ -82,9 +80,7 @@ export class AdminAppModule {
         RateLimitModule,
         AdminModule,
       ],
-      providers: [{ provide: APP_OPTIONS, useValue: own }, DatabaseErrorsHook, ...GUARD_CHAIN],
-      exports: [APP_OPTIONS],
-      global: true,
+      providers: [DatabaseErrorsHook, ...GUARD_CHAIN],
     };
   }
 }

@@ -49,9 +49,7 @@ export function requestLogWriter(
   destination?: DestinationStream,
 ): RequestLogWriter {
   if (!destination) {
-    return (entry, msg) => {
-      if (logger.isLevelEnabled('info')) logger.info(entry, msg);
-    };
+    return (entry, msg) => logger.info(entry, msg);
   }
   // pino's own prefix and bindings (`base`: pid, hostname), as its default options write them.
   const level = `{"level":${logger.levels.values.info},"time":`;
