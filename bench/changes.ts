@@ -76,6 +76,21 @@ export const CHANGES: Change[] = [
     ],
   },
   {
+    name: "JSON Content-Type through Express's `res.type()` (Node's setHeader for that name alone)",
+    undo: [
+      {
+        file: 'common/http/send-json-stream.js',
+        now: '(0, json_content_type_1.setJsonContentType)(res);',
+        before: "res.type('application/json');",
+      },
+      {
+        file: 'orders/order-page.js',
+        now: '(0, json_content_type_1.setJsonContentType)(res);',
+        before: "res.type('application/json');",
+      },
+    ],
+  },
+  {
     name: "security headers: helmet's middleware chain per request (not precomputed)",
     undo: [
       {

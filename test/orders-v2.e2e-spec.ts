@@ -48,7 +48,7 @@ describe('orders v2', () => {
         { id: INT64_MAX, status: 'cancelled' },
       ]);
       const res = await app.client.get(`${LIST}?limit=2`).expect(200);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       const { nextCursor } = res.body as Page;
       expect(nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
       expect(res.text).toBe(

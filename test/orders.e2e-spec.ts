@@ -15,7 +15,7 @@ describe('orders', () => {
   describe('GET /v1/store/orders', () => {
     it('answers an empty array when the store has no orders', async () => {
       const res = await app.client.get('/v1/store/orders').expect(200);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.text).toBe('[]');
     });
 

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { orderJson } from './order-json';
 import type { OrderPageRow } from './order-page.sql';
+import { setJsonContentType } from '../common/http/json-content-type';
 
 /** One page of `GET /v2/store/orders`: its orders, and the cursor of the next page if any. */
 export interface OrderPage {
@@ -56,5 +57,7 @@ export function sendOrderPage(res: Response, search: string, page: OrderPage): v
   if (page.nextCursor !== undefined) {
     res.setHeader('Link', nextPageLink(res.req, search, page.nextCursor));
   }
-  res.status(200).type('application/json').end(orderPageJson(page));
+  res.status(200);
+  setJsonContentType(res);
+  res.end(orderPageJson(page));
 }

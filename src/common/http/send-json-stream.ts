@@ -2,6 +2,7 @@ import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Readable } from 'node:stream';
 import { flushCompressed } from './compression';
+import { setJsonContentType } from './json-content-type';
 
 export interface JsonStreamSettings {
   /** How long a client may take none of a response before it is cut (`HTTP_STALL_TIMEOUT_MS`). */
@@ -109,7 +110,8 @@ export class JsonStreamSender implements BeforeApplicationShutdown {
   }
 
   send(res: Response, body: Readable | string, events: JsonStreamEvents): void {
-    res.status(200).type('application/json');
+    res.status(200);
+    setJsonContentType(res);
     if (typeof body === 'string') {
       res.end(body);
       return;
