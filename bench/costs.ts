@@ -12,6 +12,7 @@ import {
   freePort,
   makeRootDir,
   removeRootDir,
+  SCRAM_LOGIN,
   startCluster,
   withClient,
 } from '../test/setup/clusters';
@@ -42,7 +43,7 @@ async function main(): Promise<boolean> {
     () => void redis?.stop(),
   );
   const pgPort = await freePort();
-  const pg = await startCluster(join(root, 'postgres'), pgPort);
+  const pg = await startCluster(join(root, 'postgres'), pgPort, SCRAM_LOGIN);
   try {
     const databaseUrl = await createMigratedDatabase(pgPort, 'bench');
     await withClient(databaseUrl, (c) =>

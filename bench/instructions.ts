@@ -31,7 +31,14 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, makeRootDir, pgCtl, removeRootDir, startCluster } from '../test/setup/clusters';
+import {
+  freePort,
+  makeRootDir,
+  pgCtl,
+  removeRootDir,
+  SCRAM_LOGIN,
+  startCluster,
+} from '../test/setup/clusters';
 import { AppProcess } from '../test/support/app-process';
 import { bearerFromKeysTool } from '../test/support/auth';
 import { runBounded } from '../test/support/bounded-run';
@@ -236,7 +243,7 @@ async function main(): Promise<boolean> {
     () => pgCtl(dataDir, ['-m', 'immediate', 'stop']),
     () => removeRootDir(root),
   );
-  const pg = await startCluster(dataDir, port);
+  const pg = await startCluster(dataDir, port, SCRAM_LOGIN);
   const counted = new Map<string, { main: number; all: number }>();
   try {
     const databaseUrl = await createMigratedDatabase(port, 'instructions');

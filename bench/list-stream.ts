@@ -16,6 +16,7 @@ import {
   makeRootDir,
   pgCtl,
   removeRootDir,
+  SCRAM_LOGIN,
   startCluster,
   withClient,
 } from '../test/setup/clusters';
@@ -277,7 +278,7 @@ async function main(): Promise<boolean> {
     () => removeRootDir(root),
   );
   const pgPort = await freePort();
-  const pg = await startCluster(dataDir, pgPort);
+  const pg = await startCluster(dataDir, pgPort, SCRAM_LOGIN);
   try {
     const databaseUrl = await createMigratedDatabase(pgPort, 'bench');
     await growOrders(databaseUrl, 1_000);

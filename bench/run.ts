@@ -18,6 +18,7 @@ import {
   makeRootDir,
   pgCtl,
   removeRootDir,
+  SCRAM_LOGIN,
   startCluster,
   withClient,
 } from '../test/setup/clusters';
@@ -214,7 +215,7 @@ async function main(): Promise<boolean> {
     return started;
   };
   try {
-    pg = await startCluster(dataDir, pgPort);
+    pg = await startCluster(dataDir, pgPort, SCRAM_LOGIN);
     const databaseUrl = await createMigratedDatabase(pgPort, 'bench');
     await growOrders(databaseUrl, 100);
     const headers = await bearerFromKeysTool(databaseUrl, 'bench');
@@ -544,7 +545,7 @@ async function pagesOnly(): Promise<boolean> {
   );
   try {
     const pgPort = await freePort();
-    pg = await startCluster(dataDir, pgPort);
+    pg = await startCluster(dataDir, pgPort, SCRAM_LOGIN);
     const databaseUrl = await createMigratedDatabase(pgPort, 'bench');
     const headers = await bearerFromKeysTool(databaseUrl, 'bench');
     log('write cost: inserts and status updates, with and without the indexes…');
