@@ -5,10 +5,15 @@ import { JsonStreamSender } from './send-json-stream';
 
 /**
  * A response whose client takes each write after `takeMs`, or never (`undefined`): a Writable
- * with a small buffer, so that writes wait on it as a socket's would.
+ * with a small buffer, so that writes wait on it as a socket's would. It keeps no header store of
+ * Node's, so it says its head is sent: the service's header setters then hand each header to its
+ * `setHeader`, which records it in `headers`.
  */
-function responseTo(takeMs: number | undefined): Response & { text: () => string } {
+function responseTo(
+  takeMs: number | undefined,
+): Response & { text: () => string; headers: Map<string, unknown> } {
   const taken: Buffer[] = [];
+  const headers = new Map<string, unknown>();
   const res = new Writable({
     highWaterMark: 16,
     write(chunk: Buffer, _encoding, callback) {
@@ -20,10 +25,12 @@ function responseTo(takeMs: number | undefined): Response & { text: () => string
     },
   });
   return Object.assign(res, {
+    headersSent: true,
+    headers,
+    setHeader: (name: string, value: unknown) => headers.set(name, value),
     status: () => res,
-    type: () => res,
     text: () => Buffer.concat(taken).toString(),
-  }) as unknown as Response & { text: () => string };
+  }) as unknown as Response & { text: () => string; headers: Map<string, unknown> };
 }
 
 /**
@@ -68,6 +75,7 @@ describe('JsonStreamSender', () => {
     await once(res, 'finish');
 
     expect(onStall).not.toHaveBeenCalled();
+    expect(res.headers.get('Content-Type')).toBe('application/json; charset=utf-8');
     expect(JSON.parse(res.text())).toHaveLength(30);
     expect(sender.watches.size).toBe(0);
   });
