@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
+import { setJsonContentType } from '../common/http/json-content-type';
 import { orderJson } from './order-json';
 import type { OrderPageRow } from './order-page.sql';
-import { setJsonContentType } from '../common/http/json-content-type';
 
 /** One page of `GET /v2/store/orders`: its orders, and the cursor of the next page if any. */
 export interface OrderPage {
