@@ -6,6 +6,7 @@ import { limitRequestBodies } from './common/http/body-limit.middleware';
 import { answerClientErrors } from './platform/client-errors';
 import { compressResponses } from './common/http/compression';
 import { inOneLayer } from './common/http/one-layer';
+import { RouteNotFoundHandler } from './common/http/route-not-found.handler';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
 import { AppConfig } from './config/app-config';
@@ -103,12 +104,16 @@ export function configureApp(
       limitRequestBodies(options.keepBody),
     ]),
   );
-  app.use(SWAGGER_UI_PATH, pageSecurityHeaders);
   // Express's default ETag hashes every response body; clients of this API don't use it.
   app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
   app.enableVersioning(API_VERSIONING);
-  // The OpenAPI documents (/openapi.json, /openapi/vN.json) and Swagger UI at /docs: public.
-  (options.documents ?? setupOpenApi)(app);
+  // The OpenAPI documents (/openapi.json, /openapi/vN.json) and Swagger UI at /docs: public,
+  // mounted after the controllers' routes (their paths never meet), which API requests are
+  // matched against first.
+  app.get(RouteNotFoundHandler).afterControllers(() => {
+    app.use(SWAGGER_UI_PATH, pageSecurityHeaders);
+    (options.documents ?? setupOpenApi)(app);
+  });
   return app;
 }

@@ -13,16 +13,31 @@ import { RouteTable } from './route-table';
  *
  * Mounted from `onModuleInit`: Nest's `init()` registers the routes, then runs the init hooks,
  * then mounts its own not-found handler, so this one sits between the two and Nest's is never
- * reached (nestjs/nest packages/core/nest-application.ts, `init`).
+ * reached (nestjs/nest packages/core/nest-application.ts, `init`). What was given to
+ * {@link afterControllers} (the OpenAPI documents and Swagger UI) is mounted there first: after
+ * the controllers' routes, so that an API request is not matched against its layers on the way.
  */
 @Injectable()
 export class RouteNotFoundHandler implements OnModuleInit {
+  private mounts: (() => void)[] | undefined = [];
+
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly routes: RouteTable,
   ) {}
 
+  /** Mounts routes or middleware after the controllers' routes, before this handler. */
+  afterControllers(mount: () => void): void {
+    if (!this.mounts) {
+      throw new Error('afterControllers() must be called before the application is initialised');
+    }
+    this.mounts.push(mount);
+  }
+
   onModuleInit(): void {
+    const mounts = this.mounts ?? [];
+    this.mounts = undefined;
+    for (const mount of mounts) mount();
     this.adapterHost.httpAdapter.use((req: Request, _res: Response, next: NextFunction) => {
       next(this.notMatched(req));
     });
