@@ -109,8 +109,8 @@ export function configureApp(
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
   app.enableVersioning(API_VERSIONING);
   // The OpenAPI documents (/openapi.json, /openapi/vN.json) and Swagger UI at /docs: public,
-  // mounted after the controllers' routes (their paths never meet), which API requests are
-  // matched against first.
+  // mounted after the controllers' routes, so that an API request meets its own route before
+  // their layers (the paths never overlap).
   app.get(RouteNotFoundHandler).afterControllers(() => {
     app.use(SWAGGER_UI_PATH, pageSecurityHeaders);
     (options.documents ?? setupOpenApi)(app);

@@ -15,7 +15,7 @@ import { RouteTable } from './route-table';
  * then mounts its own not-found handler, so this one sits between the two and Nest's is never
  * reached (nestjs/nest packages/core/nest-application.ts, `init`). What was given to
  * {@link afterControllers} (the OpenAPI documents and Swagger UI) is mounted there first: after
- * the controllers' routes, so that an API request is not matched against its layers on the way.
+ * the controllers' routes, so that an API request is not matched against their layers first.
  */
 @Injectable()
 export class RouteNotFoundHandler implements OnModuleInit {
