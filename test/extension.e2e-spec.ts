@@ -1,6 +1,7 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import request from 'supertest';
 import { API_VERSIONING } from '../src/common/http/versioning';
+import { RequireScope } from '../src/auth/scopes';
 import { RouteTable } from '../src/common/http/route-table';
 import { api, expectErrorBody, expectRateLimitHeaders } from './support/client';
 import {
@@ -137,6 +138,26 @@ describe('a module served under a version no document describes', () => {
   it('stops the application at start instead of serving it undocumented', async () => {
     await expect(createTestApp({ imports: [GadgetsModule] })).rejects.toThrow(
       /served under \/v9 but no controller declares the v9 document/,
+    );
+  });
+});
+
+@Controller('sprockets')
+class SprocketsController {
+  @Get()
+  @RequireScope('sprockets:whirl')
+  list(): string[] {
+    return [];
+  }
+}
+
+@Module({ controllers: [SprocketsController] })
+class SprocketsModule {}
+
+describe('a module whose route requires a scope no module declares', () => {
+  it('stops the application at start, naming the scope and the route', async () => {
+    await expect(createTestApp({ imports: [SprocketsModule] })).rejects.toThrow(
+      'Route GET /v1/sprockets requires scope "sprockets:whirl", which no module declares',
     );
   });
 });

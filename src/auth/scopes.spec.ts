@@ -1,4 +1,4 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, type Type } from '@nestjs/common';
 import {
   defineScopes,
   EVERY_SCOPE,
@@ -10,6 +10,7 @@ import {
   scopesOf,
   scopesProblem,
   storedScopes,
+  undeclaredScopeProblem,
 } from './scopes';
 
 const SpecScopes = defineScopes({
@@ -36,6 +37,15 @@ class GizmosController {
 class OpenController {
   @Get()
   open(): void {
+    return undefined;
+  }
+}
+
+@Controller('sprockets')
+class SprocketsController {
+  @Get()
+  @RequireScope('sprockets:whirl')
+  spin(): void {
     return undefined;
   }
 }
@@ -83,20 +93,34 @@ describe('scopes', () => {
     );
   });
 
-  it('knows the scopes declared, and those only a route names (which a declaration may describe later)', () => {
+  it('knows the scopes declared, and not a name a route alone uses', () => {
     RequireScope('sprockets:spin');
     expect(knownScopes()).toEqual(
       expect.arrayContaining([
         { name: 'gizmos:read', description: 'Read the gizmos' },
         { name: KEYS_ADMIN, description: expect.stringMatching(/admin API/) },
-        { name: 'sprockets:spin', description: '' },
       ]),
     );
-    defineScopes({ SPIN: { name: 'sprockets:spin', description: 'Spin the sprockets' } });
-    expect(knownScopes()).toContainEqual({
-      name: 'sprockets:spin',
-      description: 'Spin the sprockets',
+    expect(knownScopes().map((scope) => scope.name)).not.toContain('sprockets:spin');
+  });
+
+  it('names the scope and the route when a route requires a scope no module declares', () => {
+    const route = (controller: Type, handler: string, path: string) => ({
+      method: 'GET',
+      path,
+      controller,
+      handler,
     });
+    expect(
+      undeclaredScopeProblem([
+        route(GizmosController, 'list', '/v1/gizmos'),
+        route(OpenController, 'open', '/v1/open'),
+      ]),
+    ).toBeUndefined();
+    expect(undeclaredScopeProblem([route(SprocketsController, 'spin', '/v1/sprockets')])).toBe(
+      'Route GET /v1/sprockets requires scope "sprockets:whirl", which no module declares: ' +
+        "declare it with defineScopes() in the module's *.scopes.ts file",
+    );
   });
 
   it('says what is wrong with the scopes of a key to be issued, naming the unknown ones', () => {

@@ -2,13 +2,14 @@ import { SetMetadata, type Type } from '@nestjs/common';
 import { readRoute, type RouteDecorators } from '../common/http/route-metadata';
 
 /**
- * Scopes (contract §9): what a key may do, `<resource>:<action>` in lower case. A route that needs
- * one says so with `@RequireScope()`; a key without it is answered 403 `INSUFFICIENT_SCOPE`.
+ * Scopes: what a key may do, `<resource>:<action>` in lower case. A route that needs one says so
+ * with `@RequireScope()`; a key without it is answered 403 `INSUFFICIENT_SCOPE`.
  *
  * Each feature declares its scopes in its own folder, in a `*.scopes.ts` file, with
  * {@link defineScopes}: the application knows them because the feature's controllers import them,
  * and the `keys` tool, which runs without the application, finds them by that file name
- * (`cli/scope-declarations.ts`), so that it can issue keys restricted to them.
+ * (`cli/scope-declarations.ts`), so that it can issue keys restricted to them. A route naming a
+ * scope that no module declares stops the start ({@link undeclaredScopeProblem}).
  */
 
 /** In a key's scopes: every scope, those modules add later included, except {@link KEYS_ADMIN}. */
@@ -62,7 +63,7 @@ export function defineScopes<K extends string>(
   return Object.freeze(names);
 }
 
-/** The admin API's (contract §10): held only by a key granted it by name, never by `*`. */
+/** The admin API's: held only by a key granted it by name, never by `*`. */
 export const { ADMIN: KEYS_ADMIN } = defineScopes({
   ADMIN: {
     name: 'keys:admin',
@@ -80,12 +81,31 @@ const SCOPE_KEY = 'store-orders:required-scope';
  * valid key.
  *
  * Declare the scope with {@link defineScopes} in the feature's `*.scopes.ts`, so that the keys
- * tool can grant it; a name used here alone is still enforced, and known to the server.
+ * tool can grant it: a route naming a scope no module declares stops the application's start.
  */
 export function RequireScope(scope: string): ClassDecorator & MethodDecorator {
-  const name = checkedName(scope, '@RequireScope');
-  if (!registry.has(name)) registry.set(name, '');
-  return SetMetadata(SCOPE_KEY, name);
+  return SetMetadata(SCOPE_KEY, checkedName(scope, '@RequireScope'));
+}
+
+/**
+ * What stops the start when a route needs a scope that no module declares (a typo, or a
+ * `*.scopes.ts` file missing), naming the scope and the route; undefined when every scope a
+ * route needs is declared.
+ */
+export function undeclaredScopeProblem(
+  routes: readonly { method: string; path: string; controller: Type; handler: string }[],
+): string | undefined {
+  for (const route of routes) {
+    const handler = (route.controller.prototype as Record<string, object>)[route.handler];
+    const scope = requiredScopeOf(handler, route.controller);
+    if (scope !== undefined && !registry.has(scope)) {
+      return (
+        `Route ${route.method} ${route.path} requires scope "${scope}", which no module declares: ` +
+        `declare it with defineScopes() in the module's *.scopes.ts file`
+      );
+    }
+  }
+  return undefined;
 }
 
 /** The scope a route needs: its handler's, else its controller's; none: undefined. */
