@@ -14,7 +14,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import { Pool } from 'pg';
 import { OrderRow, orderJson } from '../../src/orders/order-json';
-import { CANCEL_ORDER, LIST_ORDERS, ORDER_STATUS } from '../../src/orders/orders.sql';
+import { CANCEL_ORDER, ORDER_STATUS } from '../../src/orders/orders.sql';
+import { LIST_ORDERS } from './list-orders';
 
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 

@@ -15,11 +15,6 @@ export const ORDER_COLUMNS = `id, pet_id, quantity,
          to_char(ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ship_date,
          complete, status`;
 
-/** Every order, by id: the whole list in one statement (the benchmark's baseline reads this). */
-export const LIST_ORDERS_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY id`;
-
-export const LIST_ORDERS: NamedStatement = { name: 'orders.list', text: LIST_ORDERS_SQL };
-
 /** Rows fetched from the server-side cursor per round trip, and so per chunk written. */
 export const LIST_BATCH_SIZE = 1000;
 

@@ -13,8 +13,3 @@ export const API_VERSIONING = {
 export function versionPrefix(version: string): string {
   return `/v${version}`;
 }
-
-/** Whether a path is under some version (`/v1/...`): the API proper, not health or docs. */
-export function isVersionedPath(path: string): boolean {
-  return /^\/v\d+\//.test(path);
-}
