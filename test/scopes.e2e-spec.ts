@@ -8,7 +8,7 @@ import type { IssueKeyRequest, KeySummary } from '../src/auth/api-key.store';
 import { ApiKeyScopes1764200000000 } from '../src/auth/migrations/1764200000000-api-key-scopes';
 import { KEYS_ADMIN, knownScopes, requiredScopeOf, RequireScope } from '../src/auth/scopes';
 import { keyJson } from '../src/cli/keys-output';
-import { loadScopeDeclarations } from '../src/cli/scope-declarations';
+import { loadModuleDeclarations } from '../src/cli/module-declarations';
 import { RouteTable } from '../src/common/http/route-table';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { ApiOperationResponses } from '../src/openapi/api-responses.decorator';
@@ -284,7 +284,7 @@ describe('scopes (contract §9) through HTTP', () => {
   });
 
   it('has every scope a route of the service needs declared where the keys tool finds it', () => {
-    const files = loadScopeDeclarations().map((file) => file.replace(/\\/g, '/'));
+    const files = loadModuleDeclarations().map((file) => file.replace(/\\/g, '/'));
     expect(files).toEqual(
       expect.arrayContaining([expect.stringMatching(/orders\/order\.scopes\.ts$/)]),
     );

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { AUDIT_ACTIONS } from '../audit/audit-event';
+import { AUDIT_ACTION_NAMES } from '../audit/audit-actions';
 
-/** An Event of the audit trail (contract §10). */
+/** An Event of the audit trail. */
 export class AdminAuditEventSchema {
   @ApiProperty({ example: '42' })
   id!: string;
@@ -9,7 +9,7 @@ export class AdminAuditEventSchema {
   at!: string;
   @ApiProperty({ description: '`key:<id>` or `cli:<OS user>`.', example: 'cli:alice' })
   actor!: string;
-  @ApiProperty({ enum: AUDIT_ACTIONS })
+  @ApiProperty({ enum: AUDIT_ACTION_NAMES })
   action!: string;
   @ApiProperty({ description: '`key:<id>` or `order:<id>`.', example: 'order:4711' })
   target!: string;

@@ -1,21 +1,8 @@
 /**
  * The audit trail's events: who changed what, when, and with which request. Written in the same
- * transaction as the change (contract section 10); read back newest first by `AuditTrail`.
+ * transaction as the change; read back newest first by `AuditTrail`.
  */
-
-/** Every action the trail records. A module that audits a change of its own adds its action here. */
-export const AUDIT_ACTIONS = [
-  'key.created',
-  'key.rotated',
-  'key.revoked',
-  'key.unbanned',
-  'order.cancelled',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-
-export function isAuditAction(value: string): value is AuditAction {
-  return (AUDIT_ACTIONS as readonly string[]).includes(value);
-}
+import type { AuditAction } from './audit-actions';
 
 /**
  * Who made a change: `key:<id>` for a request made with an API key, `cli:<OS user>` for the
@@ -29,11 +16,6 @@ export interface AuditActor {
 /** The actor of a request made with the key of this id. */
 export function keyActor(keyId: string, requestId?: string): AuditActor {
   return { actor: `key:${keyId}`, requestId };
-}
-
-/** The target of an event about a key. */
-export function keyTarget(keyId: string): string {
-  return `key:${keyId}`;
 }
 
 /** One event as read from the table. The id is a bigint, kept a string as `pg` returns it. */

@@ -1,14 +1,8 @@
 import { DataSource, EntityManager } from 'typeorm';
+import { AUDIT_ACTION_NAMES, AuditAction, isAuditAction } from './audit-actions';
 import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
-import {
-  AUDIT_ACTIONS,
-  AuditAction,
-  AuditActor,
-  AuditEvent,
-  auditEventJson,
-  AuditEventJson,
-  isAuditAction,
-} from './audit-event';
+import { AuditActor, AuditEvent, auditEventJson, AuditEventJson } from './audit-event';
+import { RECORD_AUDIT_EVENT_SQL } from './audit-events.sql';
 
 /** Events per page when the query does not say. */
 export const DEFAULT_AUDIT_PAGE_SIZE = 50;
@@ -65,8 +59,8 @@ interface AuditEventRow {
 /**
  * The audit trail (table `audit_events`): append-only, enforced by the database (its migration).
  * Events are recorded through the transaction of the change they describe, so the two commit or
- * roll back together; the cancel of an order writes its event in its own statement instead
- * (`orders.sql.ts`).
+ * roll back together; a change made by one statement records its events in that statement
+ * (`auditEventsOfRows`, as the cancel of an order does).
  */
 export class AuditTrail {
   constructor(private readonly dataSource: DataSource) {}
@@ -77,10 +71,14 @@ export class AuditTrail {
       // An event written outside the change's transaction could outlive a change rolled back.
       throw new Error('an audit event is recorded in the transaction of its change');
     }
-    await manager.query<unknown>(
-      'INSERT INTO audit_events (actor, action, target, request_id) VALUES ($1, $2, $3, $4)',
-      [event.actor, event.action, event.target, event.requestId ?? null],
-    );
+    if (!isAuditAction(event.action))
+      throw new Error(`${event.action} is not a declared audit action`);
+    await manager.query<unknown>(RECORD_AUDIT_EVENT_SQL, [
+      event.actor,
+      event.action,
+      event.target,
+      event.requestId ?? null,
+    ]);
   }
 
   /**
@@ -96,7 +94,7 @@ export class AuditTrail {
     }
     if (query.action !== undefined && !isAuditAction(query.action)) {
       throw new InvalidAuditQueryError(
-        `action must be one of ${AUDIT_ACTIONS.join(', ')}; got "${query.action}"`,
+        `action must be one of ${AUDIT_ACTION_NAMES.join(', ')}; got "${query.action}"`,
       );
     }
     const conditions: string[] = [];

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditTrail } from '../audit/audit-trail';
+import { AuditModule } from '../audit/audit.module';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyStore } from './api-key.store';
@@ -24,7 +25,7 @@ import { LastUseRecorder } from './last-use-recorder';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey])],
+  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule],
   providers: [
     {
       provide: ApiKeyStore,
@@ -33,9 +34,9 @@ import { LastUseRecorder } from './last-use-recorder';
     },
     {
       provide: KeysService,
-      inject: [DataSource, ApiKeyStore],
-      useFactory: (ds: DataSource, store: ApiKeyStore) =>
-        new KeysService(ds, store, new AuditTrail(ds)),
+      inject: [DataSource, ApiKeyStore, AuditTrail],
+      useFactory: (ds: DataSource, store: ApiKeyStore, trail: AuditTrail) =>
+        new KeysService(ds, store, trail),
     },
     KeyCache,
     LastUseRecorder,

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { AuditActor, keyTarget } from '../audit/audit-event';
+import { AuditActor } from '../audit/audit-event';
 import { AuditPage, AuditQuery, AuditRecord, AuditTrail } from '../audit/audit-trail';
 import {
   ApiKeyStore,
@@ -9,6 +9,7 @@ import {
   KeySummary,
   Rotation,
 } from './api-key.store';
+import { KeyAuditActions, keyTarget } from './key.audit';
 
 export interface RotateKeyRequest {
   /** How long the old key keeps working (0: it is refused from now on). */
@@ -34,7 +35,7 @@ export class KeysService {
   create(request: IssueKeyRequest, by: AuditActor): Promise<IssuedKey> {
     return this.dataSource.transaction(async (manager) => {
       const issued = await this.store.issue(request, manager);
-      await this.trail.record(manager, event(by, 'key.created', issued.id));
+      await this.trail.record(manager, event(by, KeyAuditActions.CREATED, issued.id));
       return issued;
     });
   }
@@ -43,7 +44,7 @@ export class KeysService {
   rotate(ref: string, request: RotateKeyRequest, by: AuditActor): Promise<Rotation> {
     return this.dataSource.transaction(async (manager) => {
       const rotation = await this.store.rotate(ref, request.graceMs, request.expiresAt, manager);
-      await this.trail.record(manager, event(by, 'key.rotated', rotation.previous.id));
+      await this.trail.record(manager, event(by, KeyAuditActions.ROTATED, rotation.previous.id));
       return rotation;
     });
   }
@@ -52,7 +53,7 @@ export class KeysService {
     return this.dataSource.transaction(async (manager) => {
       const revoked = await this.store.revoke(ref, manager);
       if (!revoked.alreadyRevoked) {
-        await this.trail.record(manager, event(by, 'key.revoked', revoked.key.id));
+        await this.trail.record(manager, event(by, KeyAuditActions.REVOKED, revoked.key.id));
       }
       return revoked;
     });
@@ -63,7 +64,7 @@ export class KeysService {
     return this.dataSource.transaction(async (manager) => {
       const unbanned = await this.store.unban(ref, manager);
       if (unbanned.wasBanned) {
-        await this.trail.record(manager, event(by, 'key.unbanned', unbanned.key.id));
+        await this.trail.record(manager, event(by, KeyAuditActions.UNBANNED, unbanned.key.id));
       }
       return unbanned;
     });

@@ -1,7 +1,7 @@
 /** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
 import { parseArgs } from 'node:util';
 import { EVERY_SCOPE, KEYS_ADMIN, knownScopes, scopesProblem } from '../auth/scopes';
-import { AUDIT_ACTIONS, isAuditAction } from '../audit/audit-event';
+import { AUDIT_ACTION_NAMES, isAuditAction } from '../audit/audit-actions';
 import {
   DEFAULT_AUDIT_PAGE_SIZE,
   MAX_AUDIT_PAGE_SIZE,
@@ -84,9 +84,9 @@ instance at once (within 5 seconds at worst). Unbanning a key that is not banned
   audit: {
     synopsis:
       'audit [--action ACTION] [--actor ACTOR] [--target TARGET] [--limit N] [--cursor CURSOR] [--json]',
-    help: `The audit trail, newest first: every change to a key and every cancelled order, with who
+    help: () => `The audit trail, newest first: every change to a key and every cancelled order, with who
 made it and the request's id. A page at a time; the next cursor is printed when there are more.
-  --action ACTION           One of ${AUDIT_ACTIONS.join(', ')}.
+  --action ACTION           One of ${AUDIT_ACTION_NAMES.join(', ')}.
   --actor ACTOR             Exactly this actor: key:<key id> or cli:<OS user>.
   --target TARGET           Exactly this target: key:<key id> or order:<order id>.
   --limit N                 Events per page, 1 to ${MAX_AUDIT_PAGE_SIZE} (default ${DEFAULT_AUDIT_PAGE_SIZE}).
@@ -267,7 +267,9 @@ function commandOf(name: CommandName, values: Values, rest: string[]): Command {
 function auditQueryOf(values: Values): AuditQuery {
   const { action, actor, target, limit, cursor } = values;
   if (action !== undefined && !isAuditAction(action)) {
-    throw new UsageError(`--action must be one of ${AUDIT_ACTIONS.join(', ')}; got "${action}"`);
+    throw new UsageError(
+      `--action must be one of ${AUDIT_ACTION_NAMES.join(', ')}; got "${action}"`,
+    );
   }
   const size = limit === undefined ? undefined : optionalNumber(limit);
   if (size !== undefined && !(size >= 1 && size <= MAX_AUDIT_PAGE_SIZE)) {

@@ -32,7 +32,7 @@ import {
   rotationJson,
 } from './keys-output';
 import { relativeTime } from './relative-time';
-import { loadScopeDeclarations } from './scope-declarations';
+import { loadModuleDeclarations } from './module-declarations';
 
 type StoreCommand = Exclude<Command, { name: 'help' | 'version' }>;
 
@@ -125,8 +125,9 @@ function version(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  // Every feature's scopes, before `--scopes` is checked against them (and `--help` lists them).
-  loadScopeDeclarations();
+  // Every feature's scopes and audit actions, before `--scopes` and `--action` are checked against
+  // them (and `--help` lists them).
+  loadModuleDeclarations();
   let command: Command;
   try {
     command = parseCommand(argv);

@@ -1,3 +1,6 @@
+import { auditEventsOfRows } from '../audit/audit-events.sql';
+import { OrderAuditActions } from './order.audit';
+
 /**
  * A statement sent by name (a prepared statement of pg): each pooled connection has PostgreSQL
  * parse and plan it once, then only bind and execute it. On the paths of every request (a
@@ -44,7 +47,7 @@ export const ORDERS_AFTER: NamedStatement = { name: 'orders.after', text: ORDERS
  * changed the row while we waited for its lock, and `OrdersService.cancel` reads it again.
  * A cancel that changed the order writes its audit event (`$2` the actor, `$3` the request id)
  * in the same statement, so in the same transaction and round trip; one that changed nothing
- * writes none (table and columns: src/audit/).
+ * writes none.
  */
 export const CANCEL_SQL = `
   WITH cancelled AS (
@@ -52,8 +55,12 @@ export const CANCEL_SQL = `
      WHERE id = $1 AND status = 'pending'
     RETURNING id, status
   ), audited AS (
-    INSERT INTO audit_events (actor, action, target, request_id)
-    SELECT $2::text, 'order.cancelled', 'order:' || id, $3::text FROM cancelled
+    ${auditEventsOfRows(OrderAuditActions.CANCELLED, {
+      from: 'cancelled',
+      actor: '$2::text',
+      target: `'order:' || id`,
+      requestId: '$3::text',
+    })}
   )
   SELECT status FROM cancelled
   UNION ALL

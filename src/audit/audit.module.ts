@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AuditTrail } from './audit-trail';
+
+/**
+ * The audit trail: who changed what, recorded in the transaction of each change, read back newest
+ * first. Modules declare the actions they record in their own folder (`defineAuditActions`) and
+ * record them through {@link AuditTrail} or, within one statement, `auditEventsOfRows`.
+ */
+@Module({
+  providers: [
+    {
+      provide: AuditTrail,
+      inject: [DataSource],
+      useFactory: (ds: DataSource) => new AuditTrail(ds),
+    },
+  ],
+  exports: [AuditTrail],
+})
+export class AuditModule {}
