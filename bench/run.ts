@@ -4,8 +4,8 @@
  * and a minimal `node:http` + `pg` server (bench/baseline/server.ts: the physical limit), in the
  * same run, on the same embedded PostgreSQL; the service with its limits in a real redis-server;
  * many keys; compressed answers. Run with `npm run bench` (builds first). Prints the figures,
- * writes BENCHMARKS.md, and exits 1 when a target is missed (2 when the run itself breaks or
- * overruns its hard limit).
+ * writes BENCHMARKS.md and the README's Performance table, and exits 1 when a target is missed
+ * (2 when the run itself breaks or overruns its hard limit).
  */
 import 'reflect-metadata';
 import { appendFileSync } from 'node:fs';
@@ -55,6 +55,7 @@ import {
   versionsLines,
   wireTable,
   writeBenchmarks,
+  writeReadmeTable,
 } from './report';
 
 const ROOT = join(__dirname, '..');
@@ -496,8 +497,9 @@ async function main(): Promise<boolean> {
       `\n## v2: every shape\n\n${shapes ? shapesReport(shapes) : 'Not measured.'}\n\n` +
         `## Write cost of the orders table's indexes\n\n${writeCost}\n`,
     );
+    writeReadmeTable(join(ROOT, 'README.md'), scenarios, TARGETS);
     process.stdout.write(`\n${tracing}\n`);
-    log('written to BENCHMARKS.md');
+    log('written to BENCHMARKS.md and README.md');
     const ok = checks.every((c) => c.pass);
     log(ok ? 'every target met' : 'a target was missed');
     return ok;
