@@ -1,5 +1,8 @@
-// A feature's scopes, as the keys tool loads them (scope-declarations.ts) before it parses.
+// The features' scopes and audit actions, as the keys tool loads them (module-declarations.ts)
+// before it parses.
 import '../orders/order.scopes';
+import '../auth/key.audit';
+import '../orders/order.audit';
 import {
   DEFAULT_GRACE_MS,
   duration,
