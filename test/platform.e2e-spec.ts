@@ -1,11 +1,13 @@
 import { type IncomingMessage, OutgoingMessage, type ServerResponse } from 'node:http';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
+import { ClientProgress } from '../src/common/http/client-progress';
 import { flushLogs, loggerOptions, ROOT_LOGGER } from '../src/logging/logging.module';
 import {
   ApiExpressAdapter,
@@ -14,6 +16,7 @@ import {
   RESPONSE_PROPERTIES,
 } from '../src/platform/http-server';
 import { pgPoolOf } from '../src/platform/pg-pool';
+import { descriptorOf } from '../src/platform/socket-descriptor';
 import type { RequestLogEntry } from '../src/platform/request-log';
 import { httpRequest } from './support/http';
 import { insertOrders } from './support/orders';
@@ -181,6 +184,23 @@ describe('the internals src/platform/ relies on, in the assembled application', 
       // And what the hot paths query through it reaches the app's database.
       const { rows } = await pool.query('SELECT current_database() AS db');
       expect(t.databaseUrl.endsWith(`/${(rows[0] as { db: string }).db}`)).toBe(true);
+    });
+  });
+
+  describe("socket-descriptor.ts: a client socket's descriptor, on its handle", () => {
+    it('names the connection in /proc/self/fd, and the stall rule finds it in the TCP table', async () => {
+      const accepted = once(t.http, 'connection') as Promise<[Socket]>;
+      const client = connect(Number(new URL(url).port), '127.0.0.1');
+      try {
+        const [socket] = await accepted;
+        const fd = descriptorOf(socket);
+        expect(fd).toEqual(expect.any(Number));
+        expect(readlinkSync(`/proc/self/fd/${fd}`)).toMatch(/^socket:\[\d+\]$/);
+        // What the client has taken, with the kernel's count of what it has not acknowledged.
+        expect(await new ClientProgress().marks([socket])).toEqual(['0/0']);
+      } finally {
+        client.destroy();
+      }
     });
   });
 

@@ -104,6 +104,53 @@ function slowReader(
   });
 }
 
+/**
+ * Reads a whole list on its own connection at a steady `bytesPerSecond` (a slice every 100 ms) for
+ * `slowForMs`, then as fast as it comes. Reading by slices of the socket's buffer keeps the rate
+ * exact: the kernel's buffers on both ends then fill, and the server sees the client take the list
+ * only as fast as this reads it.
+ */
+function steadyReader(
+  url: string,
+  headers: Record<string, string>,
+  bytesPerSecond: number,
+  slowForMs: number,
+): Promise<{ status: number; body: string; complete: boolean; readSlowly: number }> {
+  return new Promise((resolve, reject) => {
+    const socket = askForList(url, { ...headers, Connection: 'close' });
+    socket.pause();
+    const chunks: Buffer[] = [];
+    const startedAt = performance.now();
+    let readSlowly = 0;
+    const tick = setInterval(() => {
+      const elapsed = performance.now() - startedAt;
+      if (elapsed >= slowForMs) {
+        clearInterval(tick);
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.resume();
+        return;
+      }
+      const due = Math.floor((bytesPerSecond * elapsed) / 1000) - readSlowly;
+      const size = Math.min(due, socket.readableLength);
+      // read(0) only asks the socket to fill its buffer from the kernel.
+      const slice = socket.read(Math.max(0, size)) as Buffer | null;
+      if (slice) {
+        chunks.push(slice);
+        readSlowly += slice.length;
+      }
+    }, 100);
+    socket.on('error', reject);
+    socket.on('close', () => {
+      clearInterval(tick);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head, ...rest] = text.split('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+      const complete = text.endsWith('\r\n0\r\n\r\n');
+      resolve({ status, body: dechunk(rest.join('\r\n\r\n')), complete, readSlowly });
+    });
+  });
+}
+
 /** The payload of a chunked body (as far as it came). */
 function dechunk(raw: string): string {
   const parts: string[] = [];
@@ -204,6 +251,27 @@ describe('v1 list: clients that read slowly or not at all (a real process, its l
     const orders = JSON.parse(body) as { id: number }[];
     expect(orders).toHaveLength(ORDERS);
     expect(orders[0].id).toBe(1);
+    expect(orders[ORDERS - 1].id).toBe(ORDERS);
+  }, 60_000);
+
+  it('never cuts a client that reads steadily but slowly, for many stall timeouts running', async () => {
+    // 128 KB/s for three and a half stall timeouts of 4 s: far less than the kernel's buffers
+    // hold (megabytes on loopback), so the server's writes wait on this client all along.
+    const reqId = 'steady-slow-list-1';
+    const slowForMs = 14_000;
+    const { status, body, complete, readSlowly } = await steadyReader(
+      strict.url,
+      { ...auth, 'X-Request-Id': reqId },
+      128 * 1024,
+      slowForMs,
+    );
+    expect(readSlowly).toBeGreaterThan(((128 * 1024 * slowForMs) / 1000) * 0.8);
+    expect(readSlowly).toBeLessThanOrEqual((128 * 1024 * slowForMs) / 1000);
+    expect(logLines(strict.app, reqId).filter((l) => /cut off/.test(String(l.msg)))).toEqual([]);
+    expect(status).toBe(200);
+    expect(complete).toBe(true);
+    const orders = JSON.parse(body) as { id: number }[];
+    expect(orders).toHaveLength(ORDERS);
     expect(orders[ORDERS - 1].id).toBe(ORDERS);
   }, 60_000);
 

@@ -80,6 +80,27 @@ describe('JsonStreamSender', () => {
     expect(sender.watches.size).toBe(0);
   });
 
+  it('keeps a client that takes some of each write, never all of it, however long; cuts it once it stops', async () => {
+    const sender = new JsonStreamSender(settings(1000));
+    // No write is ever taken whole, so no `drain`: only the socket's count of bytes moves.
+    const res = responseTo(undefined);
+    const socket = { bytesWritten: 0, writableLength: 0 };
+    Object.assign(res, { socket });
+    const onStall = jest.fn();
+    sender.send(res, body(100), { onError: jest.fn(), onStall });
+
+    const taking = setInterval(() => (socket.bytesWritten += 1000), 50);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    clearInterval(taking);
+    const stoppedAt = performance.now();
+    expect(onStall).not.toHaveBeenCalled();
+
+    await once(res, 'close');
+    expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(999);
+    expect(onStall).toHaveBeenCalledTimes(1);
+    expect(sender.watches.size).toBe(0);
+  });
+
   it('once shutting down, cuts a stalled client at half of what is left of the deadline', async () => {
     const sender = new JsonStreamSender(settings(600_000, 2_000));
     const res = responseTo(undefined);

@@ -1,6 +1,7 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Readable } from 'node:stream';
+import { ClientProgress } from './client-progress';
 import { flushCompressed } from './compression';
 import { setJsonContentType } from './json-content-type';
 
@@ -19,57 +20,48 @@ export interface JsonStreamEvents {
   onStall(stalledMs: number): void;
 }
 
+/** How many times per stall limit the sender looks at what waiting clients took. */
+const LOOKS_PER_LIMIT = 10;
+
 /**
  * Cuts a response whose client has taken none of it for the stall limit. It runs only while the
  * response waits on the client (what was written has not all reached the kernel), never while the
- * body waits for the database; each piece the client takes starts it afresh.
+ * body waits for the database. The sender looks at what the client has taken (`ClientProgress`)
+ * a few times per limit: whatever the client took since the last look starts the limit afresh.
  */
 class StallWatch {
-  private timer: NodeJS.Timeout | undefined;
-  private since = 0;
+  /** Since when the client is known to have taken none of the response (from a look, or the start). */
+  quietSince = 0;
+  /** The client's mark at the last look (`ClientProgress`), once looked at. */
+  mark: string | undefined;
+  private waiting = false;
   /** The response is over: nothing to wait for any more. */
   private over = false;
 
   constructor(
+    readonly res: Response,
     private readonly sender: JsonStreamSender,
-    private readonly cut: (stalledMs: number) => void,
+    readonly cut: (stalledMs: number) => void,
   ) {}
 
   /** The response waits on the client from now, unless it already did. */
   start(): void {
-    if (this.timer || this.over) return;
-    this.since = performance.now();
-    this.arm(this.sender.stallLimitMs);
-    this.sender.watches.add(this);
+    if (this.waiting || this.over) return;
+    this.waiting = true;
+    this.quietSince = performance.now();
+    this.mark = undefined;
+    this.sender.watch(this);
   }
 
   stop(): void {
-    if (!this.timer) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.sender.watches.delete(this);
+    if (!this.waiting) return;
+    this.waiting = false;
+    this.sender.unwatch(this);
   }
 
   end(): void {
     this.over = true;
     this.stop();
-  }
-
-  /** Counts the limit, which may have become shorter, from the same start. */
-  rearm(): void {
-    if (!this.timer) return;
-    clearTimeout(this.timer);
-    this.arm(this.sender.stallLimitMs - (performance.now() - this.since));
-  }
-
-  private arm(ms: number): void {
-    this.timer = setTimeout(
-      () => {
-        this.end();
-        this.cut(Math.round(performance.now() - this.since));
-      },
-      Math.max(0, ms),
-    );
   }
 }
 
@@ -79,10 +71,12 @@ class StallWatch {
  * whatever it holds); if it fails after the first byte, the connection is cut without the final
  * chunk, so no client can take a truncated body for a complete one.
  *
- * A client that keeps reading gets the whole body however long it takes; one that takes none of
- * it for `HTTP_STALL_TIMEOUT_MS` is cut off, and the stream destroyed. Once the application shuts
- * down, that limit drops to half of what is left of the shutdown's deadline, so stalled clients
- * never hold a shutdown past it while clients that read still get their lists whole.
+ * A client that keeps reading gets the whole body however long it takes, slowly too; one that
+ * takes none of it for `HTTP_STALL_TIMEOUT_MS` is cut off, and the stream destroyed. What a client
+ * took is what its TCP acknowledged (`ClientProgress`), not what `drain` says: a slow reader may
+ * see no `drain` for longer than the limit. Once the application shuts down, that limit drops to
+ * half of what is left of the shutdown's deadline, so stalled clients never hold a shutdown past it
+ * while clients that read still get their lists whole.
  *
  * Compressed (see `compressResponses`), each chunk (a batch of the list) is flushed out of the
  * compressor as soon as it is written, so the first orders leave at once, not when the
@@ -101,6 +95,10 @@ export class JsonStreamSender implements BeforeApplicationShutdown {
   /** The watches of responses now waiting on their clients. */
   readonly watches = new Set<StallWatch>();
   private readonly shutdownStallLimitMs: number;
+  private readonly progress = new ClientProgress();
+  /** The next look at the waiting clients, while any wait. */
+  private nextLook: NodeJS.Timeout | undefined;
+  private looking = false;
 
   constructor(settings: JsonStreamSettings) {
     this.stallLimitMs = settings.stallTimeoutMs;
@@ -116,7 +114,7 @@ export class JsonStreamSender implements BeforeApplicationShutdown {
       res.end(body);
       return;
     }
-    const watch = new StallWatch(this, (stalledMs) => {
+    const watch = new StallWatch(res, this, (stalledMs) => {
       events.onStall(stalledMs);
       res.destroy();
     });
@@ -149,6 +147,65 @@ export class JsonStreamSender implements BeforeApplicationShutdown {
 
   beforeApplicationShutdown(): void {
     this.stallLimitMs = Math.min(this.stallLimitMs, this.shutdownStallLimitMs);
-    for (const watch of this.watches) watch.rearm();
+    // The next look comes as often as the shorter limit wants.
+    clearTimeout(this.nextLook);
+    this.nextLook = undefined;
+    this.scheduleLook();
+  }
+
+  watch(watch: StallWatch): void {
+    this.watches.add(watch);
+    this.scheduleLook();
+  }
+
+  unwatch(watch: StallWatch): void {
+    this.watches.delete(watch);
+    if (this.watches.size > 0) return;
+    clearTimeout(this.nextLook);
+    this.nextLook = undefined;
+  }
+
+  /** The next look: a few times per limit, and when the first waiting client reaches the limit. */
+  private scheduleLook(): void {
+    if (this.nextLook || this.looking || this.watches.size === 0) return;
+    let quietSince = Infinity;
+    for (const watch of this.watches) quietSince = Math.min(quietSince, watch.quietSince);
+    const untilLimit = quietSince + this.stallLimitMs - performance.now();
+    this.nextLook = setTimeout(
+      () => {
+        this.nextLook = undefined;
+        void this.look();
+      },
+      Math.max(0, Math.min(this.stallLimitMs / LOOKS_PER_LIMIT, untilLimit)),
+    );
+  }
+
+  /**
+   * One look at every waiting client: one whose mark moved took some of its response; one that
+   * has been seen to take none of it for the limit is cut. A client is credited from the look that
+   * saw it take something, never earlier: one that stops reading is cut at most a look late.
+   */
+  private async look(): Promise<void> {
+    this.looking = true;
+    try {
+      const watches = [...this.watches];
+      const lookedAt = performance.now();
+      const marks = await this.progress.marks(watches.map((watch) => watch.res.socket));
+      const now = performance.now();
+      watches.forEach((watch, i) => {
+        // It may have stopped waiting, or started afresh, while the kernel was read.
+        if (!this.watches.has(watch) || watch.quietSince > lookedAt) return;
+        // The first look has nothing to compare with: the client may have taken some just before.
+        if (watch.mark !== marks[i]) watch.quietSince = lookedAt;
+        watch.mark = marks[i];
+        const stalledMs = now - watch.quietSince;
+        if (stalledMs < this.stallLimitMs) return;
+        watch.end();
+        watch.cut(Math.round(stalledMs));
+      });
+    } finally {
+      this.looking = false;
+      this.scheduleLook();
+    }
   }
 }
