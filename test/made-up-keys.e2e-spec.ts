@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { Agent } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { generateApiKey } from '../src/auth/api-key';
+import { ApiKeyStore } from '../src/auth/api-key.store';
 import { APPLICATION_NAME } from '../src/database/data-source-options';
 import { AppProcess } from './support/app-process';
 import { buildOnce } from './support/build';
@@ -11,7 +13,7 @@ import { eventually } from './support/eventually';
 import { HttpAnswer, httpRequest } from './support/http';
 import { RedisServer } from './support/redis-server';
 import { describeWithBinary } from './support/system-binary';
-import { createTestDatabase } from './support/test-app';
+import { createTestApp, createTestDatabase, listen, TestApp } from './support/test-app';
 
 const ROOT = join(__dirname, '..');
 
@@ -37,6 +39,127 @@ async function keyLookups(db: Pool): Promise<number> {
     `SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'UQ_api_keys_key_hash'`,
   );
   return Number(rows[0]?.idx_scan ?? -1);
+}
+
+/**
+ * Sends every request at once, pipelined on one connection (all written before any answer comes,
+ * so the server has them all in flight together), and returns their statuses in order.
+ */
+function pipelined(url: string, requests: Record<string, string>[]): Promise<number[]> {
+  const { hostname, port } = new URL(url);
+  const text = requests
+    .map((headers, i) => {
+      const last = i === requests.length - 1;
+      const fields = { Host: `${hostname}:${port}`, ...headers };
+      const lines = Object.entries(fields).map(([name, value]) => `${name}: ${value}\r\n`);
+      return `GET /v1/store/orders HTTP/1.1\r\n${lines.join('')}${last ? 'Connection: close\r\n' : ''}\r\n`;
+    })
+    .join('');
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    const chunks: Buffer[] = [];
+    socket.setTimeout(90_000, () => socket.destroy(new Error('no end of the answers in 90 s')));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const answers = Buffer.concat(chunks).toString('latin1');
+      resolve([...answers.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])));
+    });
+    socket.write(text);
+  });
+}
+
+const bearer = (key: string): string => `Bearer ${key}`;
+
+/** The in-process store, or Redis (when redis-server is installed). */
+const STORES = [
+  { name: 'in-process counters', redis: false, describe },
+  { name: 'Redis', redis: true, describe: describeWithBinary('redis-server', 'redis-server') },
+];
+
+for (const store of STORES) {
+  store.describe(`made-up keys in flight at once (${store.name})`, () => {
+    jest.setTimeout(180_000);
+
+    let redis: RedisServer | undefined;
+    beforeAll(async () => {
+      await buildOnce();
+      if (store.redis) redis = await RedisServer.start();
+    }, 300_000);
+    afterAll(async () => {
+      await redis?.stop();
+    });
+
+    /**
+     * A fresh instance (its own minute of lookups), behind a proxy it trusts, and the hashes it
+     * asks its database for: each call of the key store's lookup is one (a spy that calls
+     * through: the database answers).
+     */
+    async function instance(): Promise<{ t: TestApp; url: string; lookups: () => number }> {
+      const env: Record<string, string> = { TRUST_PROXY: 'true' };
+      if (redis) env.REDIS_URL = redis.url;
+      const t = await createTestApp({ env });
+      const url = await listen(t);
+      const spy = jest.spyOn(t.app.get(ApiKeyStore), 'findActive');
+      return { t, url, lookups: () => spy.mock.calls.length };
+    }
+
+    it('cost at most 60 lookups from one address, and never refuse a valid key issued before', async () => {
+      const { t, url, lookups } = await instance();
+      try {
+        // Issued by another process before the flood, and never used: this instance has not
+        // looked it up.
+        const issuedBefore = await issueWithKeysTool(t.databaseUrl);
+        const from = { 'X-Forwarded-For': '198.51.100.7' };
+        const madeUp = Array.from({ length: 300 }, () => ({
+          ...from,
+          Authorization: bearer(generateApiKey()),
+        }));
+        const statuses = await pipelined(url, madeUp);
+        expect(statuses).toHaveLength(300);
+        expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+        // Every one in flight at once: the address's 60 and no more.
+        expect(lookups()).toBe(60);
+
+        // The address is past its limits now (429s, then a ban): the valid key is still served.
+        const [valid] = await pipelined(url, [{ ...from, Authorization: bearer(issuedBefore) }]);
+        expect(valid).toBe(200);
+        expect(lookups()).toBeLessThanOrEqual(60 + 1);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('cost at most 1,000 lookups a minute from any number of addresses, and never refuse a valid key issued before', async () => {
+      const { t, url, lookups } = await instance();
+      try {
+        const issuedBefore = await issueWithKeysTool(t.databaseUrl);
+        // 40 addresses of 40 made-up keys each: every address within its own 60, 1,600 in all,
+        // on 8 connections; the valid key comes last on one of them, amid the flood.
+        const connections = Array.from({ length: 8 }, (_, c) =>
+          Array.from({ length: 200 }, (_, i) => ({
+            'X-Forwarded-For': `203.0.113.${(c * 200 + i) % 40}`,
+            Authorization: bearer(generateApiKey()),
+          })),
+        );
+        connections[7].push({
+          'X-Forwarded-For': '192.0.2.1',
+          Authorization: bearer(issuedBefore),
+        });
+        const answers = await Promise.all(connections.map((requests) => pipelined(url, requests)));
+        const valid = answers[7].pop();
+        expect(valid).toBe(200);
+        const madeUp = answers.flat();
+        expect(madeUp).toHaveLength(1_600);
+        expect(madeUp.filter((s) => s !== 401)).toEqual([]);
+        // No address spent its own budget: the instance's 1,000 (and the valid key) and no more.
+        expect(lookups()).toBeGreaterThanOrEqual(1_000);
+        expect(lookups()).toBeLessThanOrEqual(1_000 + 1);
+      } finally {
+        await t.close();
+      }
+    });
+  });
 }
 
 describeWithBinary('redis-server', 'redis-server')(

@@ -67,7 +67,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /**
    * The hashes of every key that may be valid: a key with another hash is none, which
-   * `KeyLookupBudget` decides without a lookup once the client is past its budget of lookups.
+   * `KeyLookupBudget` decides without a lookup once a budget of lookups is spent.
    */
   private readonly hashes: KnownKeyHashes;
 
@@ -117,7 +117,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /**
    * Whether a key may have this hash (it is in the set of the keys' hashes): then it is looked up
-   * whatever its client's IP has spent of its budget of unknown-key lookups.
+   * whatever the budgets of lookups of other keys have left, and spends nothing of them.
    */
   isKnownKey(keyHash: string): boolean {
     return this.hashes.has(keyHash);

@@ -1,12 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { clientAddressOf } from '../rate-limit/client-address';
-import {
-  BanPolicy,
-  RATE_LIMIT_STORAGE,
-  RateLimitStorage,
-  WindowState,
-} from '../rate-limit/rate-limit.storage';
+import { FixedWindowCounter } from '../rate-limit/fixed-window-counter';
+import { BanPolicy, RATE_LIMIT_STORAGE, RateLimitStorage } from '../rate-limit/rate-limit.storage';
 import { windowsFor } from '../rate-limit/rate-limit.windows';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { KeyCache } from './key-cache';
@@ -15,18 +11,27 @@ import './request-auth';
 /** Lookups of unknown keys are refused past their budget, never banned: the requests are. */
 const NEVER_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };
 
+/** Lookups of keys no key may have that one instance makes in a minute, from all addresses. */
+export const INSTANCE_LOOKUPS_PER_MINUTE = 1_000;
+
 /**
- * How many database lookups of keys a client may cost. Each lookup that finds no key costs the
- * client IP one unit of a budget of its own, counted in the rate-limit storage with the anonymous
- * limits (60 a minute, 1,000 a day). Past it, a key is looked up only if a key may have its hash
- * (the key cache's set of the keys' hashes, current as of the request): a made-up key is refused
- * unchecked (and counted against the IP like any bad key), a key issued before the request, seen
- * by this instance or not, is looked up. So a flood of made-up keys costs at most that budget in
- * lookups, even from a banned IP, and never shuts a valid key out; the IP's own 429s or ban, a
- * database outage and real keys spend none of it.
+ * How many database lookups of keys no key may have (their hash is not in the key cache's set of
+ * the keys' hashes) clients may cost. Each one is reserved before it is made, from two budgets:
+ * the client address's own, counted in the rate-limit storage with the anonymous limits (60 a
+ * minute, 1,000 a day; in Redis, across instances), and this instance's, all addresses together
+ * ({@link INSTANCE_LOOKUPS_PER_MINUTE}, in process). Both are taken atomically, so requests in
+ * flight at once cannot overspend them, and a reservation either budget refuses spends neither.
+ *
+ * Past either budget, a key is looked up only if a key may have its hash (the set, current as of
+ * the request): a made-up key is refused unchecked (and counted against the address like any bad
+ * key), a key issued before the request, seen by this instance or not, is looked up. So a flood
+ * of made-up keys costs at most those budgets in lookups, whatever the number of addresses, and
+ * never shuts a valid key out. A key whose hash is in the set reserves nothing.
  */
 @Injectable()
 export class KeyLookupBudget {
+  private readonly instanceLookups = new FixedWindowCounter(INSTANCE_LOOKUPS_PER_MINUTE, 60_000);
+
   constructor(
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
     private readonly authenticator: ApiKeyAuthenticator,
@@ -35,51 +40,49 @@ export class KeyLookupBudget {
 
   /**
    * Decides the request's key (`req.auth` or `req.authFailure`), the database step included
-   * within the client's budget. Synchronous for a cached key.
+   * within the budgets.
    */
-  decideKey(req: Request): void | Promise<void> {
+  async decideKey(req: Request): Promise<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
     if (keyHash === undefined) return;
-    if (this.keys.isKnownKey(keyHash)) return this.lookUp(req, keyHash);
-    // Without a valid key yet, the windows are the anonymous ones.
-    const tracker = `lookup:${clientAddressOf(req)}`;
-    const windows = windowsFor(req);
-    const decide = (states: WindowState[]): void | Promise<void> => {
-      if (states.some((w) => w.count >= w.limit)) return this.decidePastBudget(req, keyHash);
-      return this.lookUp(req, keyHash).then(async () => {
-        if (req.authFailure === 'invalid') await this.storage.hit(tracker, windows, NEVER_BAN);
-      });
-    };
-    const states = this.storage.peek(tracker, windows);
-    return states instanceof Promise ? states.then(decide) : decide(states);
+    if (this.keys.isKnownKey(keyHash) || (await this.reserveLookup(req))) {
+      await this.authenticator.lookUpFor(req, keyHash);
+      return;
+    }
+    await this.decidePastBudget(req, keyHash);
   }
 
   /**
-   * Decides a key whose client may not cost a lookup (it is past its budget) without asking the
-   * database whether it exists: a hash no key has is refused; one a key may have (issued before
-   * this request, by any process) is looked up. Waits, when needed, until the set of hashes is
-   * current as of now.
+   * Takes one lookup from this instance's budget and from the client address's, or from neither.
+   * The instance's is in process and taken first: handing it back when the address's refuses is
+   * exact, where the shared counters have no way to hand a unit back.
    */
-  private decidePastBudget(req: Request, keyHash: string): void | Promise<void> {
-    const known = this.keys.mayBeKey(keyHash, performance.now());
-    if (known === false) {
-      req.authFailure = 'invalid';
-      return;
-    }
-    if (known === true) return this.lookUp(req, keyHash);
-    return known.then(
-      (mayBe) => {
-        if (!mayBe) req.authFailure = 'invalid';
-        else return this.lookUp(req, keyHash);
-      },
-      (error: unknown) => {
-        req.authFailure = 'unavailable';
-        throw error;
-      },
-    );
+  private async reserveLookup(req: Request): Promise<boolean> {
+    const window = this.instanceLookups.take();
+    if (window === undefined) return false;
+    // Without a valid key yet, the windows are the anonymous ones.
+    const tracker = `lookup:${clientAddressOf(req)}`;
+    const result = await this.storage.hit(tracker, windowsFor(req), NEVER_BAN);
+    if (result.outcome === 'admitted') return true;
+    this.instanceLookups.giveBack(window);
+    return false;
   }
 
-  private lookUp(req: Request, keyHash: string): Promise<void> {
-    return this.authenticator.lookUpFor(req, keyHash).then(() => undefined);
+  /**
+   * Decides a key that may not cost a lookup (a budget is spent) without asking the database
+   * whether it exists: a hash no key has is refused; one a key may have (issued before this
+   * request, by any process) is looked up. Waits, when needed, until the set of hashes is current
+   * as of now.
+   */
+  private async decidePastBudget(req: Request, keyHash: string): Promise<void> {
+    let mayBeKey: boolean;
+    try {
+      mayBeKey = await this.keys.mayBeKey(keyHash, performance.now());
+    } catch (error) {
+      req.authFailure = 'unavailable';
+      throw error;
+    }
+    if (mayBeKey) await this.authenticator.lookUpFor(req, keyHash);
+    else req.authFailure = 'invalid';
   }
 }

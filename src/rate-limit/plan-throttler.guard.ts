@@ -19,13 +19,12 @@ import { RouteThrottle, RouteThrottles } from './route-throttle';
 
 /**
  * First of the global guard chain: decides the request's key (`req.auth` or `req.authFailure`,
- * from the key cache, or within the client IP's budget of lookups), then applies the
+ * from the key cache, or within the budgets of lookups: `KeyLookupBudget`), then applies the
  * ThrottlerModule's named throttlers (minute, day; limits from the key's plan) together.
  *
  * Not the stock ThrottlerGuard: it checks them one after the other, so a request refused by the
  * day window would already have counted in the minute window; its headers (suffixed, reset in
- * seconds-until) and its exception body are not the contract's; and it returns a promise on every
- * request.
+ * seconds-until) and its exception body are not the contract's.
  *
  * A route's own `@Throttle()` windows are counted with the plan's, in the same atomic step, and
  * `@SkipThrottle()` exempts a route from counting and from the headers (route-throttle.ts).
@@ -53,22 +52,19 @@ export class PlanThrottlerGuard implements CanActivate, OnApplicationBootstrap {
     }
   }
 
-  /** Synchronous while the key is cached and the storage is: no promise on every request. */
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = httpRequestOf(context);
     const route = this.routeThrottles.of(context.getClass(), context.getHandler());
     const publicRoute = isPublic(context);
     if (route.skipped || (publicRoute && route.windows.length === 0)) {
       this.rateLimit.exempt(req);
-      // RequireApiKeyGuard needs the key decided: within the IP's budget of lookups, as always.
-      const decided = publicRoute ? undefined : this.keyLookups.decideKey(req);
-      return decided instanceof Promise ? decided.then(() => true) : true;
+      // RequireApiKeyGuard needs the key decided: within the budgets of lookups, as always.
+      if (!publicRoute) await this.keyLookups.decideKey(req);
+      return true;
     }
-    // The limits depend on the key: decide it first (a lookup only within the IP's budget).
-    const decided = this.keyLookups.decideKey(req);
-    return decided instanceof Promise
-      ? decided.then(() => this.count(context, route, publicRoute))
-      : this.count(context, route, publicRoute);
+    // The limits depend on the key: decide it first (a lookup only within the budgets).
+    await this.keyLookups.decideKey(req);
+    return this.count(context, route, publicRoute);
   }
 
   /**
