@@ -9,16 +9,13 @@ import { ApiKeyStore } from './api-key.store';
 import { DemoKeysSeeder } from './demo-keys.seeder';
 import { KeyCache } from './key-cache';
 import { KeyChangesFeed } from './key-changes.feed';
-import { KeyLookupBudget } from './key-lookup-budget';
 import { KeysService } from './keys.service';
 import { LastUseRecorder } from './last-use-recorder';
 
 /**
  * API keys: the store; the key cache (with the feed of key changes that keeps it current) and the
- * recorder of last uses; the authenticator that resolves a bearer key to its plan, and the budget
- * of lookups that bounds what unknown keys cost the database (counted in the rate-limit storage,
- * RateLimitStorageModule);
- * the demo keys of the embedded default; the keys service of key administration (with its audit
+ * recorder of last uses; the authenticator that resolves a bearer key to its plan; the demo keys
+ * of the embedded default; the keys service of key administration (with its audit
  * trail), for the admin API. The guards that use them are registered, in order, by
  * AppModule. Global: one key cache, feed and store per application, whichever module asks (the
  * admin application is given these same instances, `AdminAppModule`).
@@ -41,10 +38,9 @@ import { LastUseRecorder } from './last-use-recorder';
     KeyCache,
     LastUseRecorder,
     ApiKeyAuthenticator,
-    KeyLookupBudget,
     KeyChangesFeed,
     DemoKeysSeeder,
   ],
-  exports: [ApiKeyStore, ApiKeyAuthenticator, KeyLookupBudget, KeysService],
+  exports: [ApiKeyStore, ApiKeyAuthenticator, KeyCache, KeysService],
 })
 export class AuthModule {}

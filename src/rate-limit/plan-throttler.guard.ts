@@ -9,7 +9,7 @@ import {
   type ThrottlerModuleOptions,
   type ThrottlerOptions,
 } from '@nestjs/throttler';
-import { KeyLookupBudget } from '../auth/key-lookup-budget';
+import { KeyLookupBudget } from './key-lookup-budget';
 import { isPublic } from '../auth/public.decorator';
 import { httpRequestOf, httpResponseOf } from '../common/http/http-context';
 import { RouteTable } from '../common/http/route-table';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { KeyLookupBudget } from '../auth/key-lookup-budget';
+import { KeyLookupBudget } from './key-lookup-budget';
 import type { ApiException } from '../common/errors/api.exception';
 import { ErrorResponseHook } from '../common/errors/error-response-hook';
 import { RateLimitService } from './rate-limit.service';

@@ -4,14 +4,16 @@ import { PinoLogger } from 'nestjs-pino';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS } from '../redis/redis.module';
+import { KeyLookupBudget } from './key-lookup-budget';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit.storage';
 import { RedisRateLimitStorage } from './redis-rate-limit.storage';
 
 /**
- * Counters in process by default; in Redis, shared by every instance, when REDIS_URL is set.
- * Global, and imported by AppModule alone: the admin application takes this very instance (and
- * builds none), so that a key's requests count in the same windows on both listeners.
+ * Counters in process by default; in Redis, shared by every instance, when REDIS_URL is set; and
+ * the budget of key lookups counted in them. Global, and imported by AppModule alone: the admin
+ * application takes these very instances (and builds none), so that a key's requests count in the
+ * same windows on both listeners, and the instance's lookups in one budget.
  */
 @Global()
 @Module({
@@ -35,7 +37,8 @@ import { RedisRateLimitStorage } from './redis-rate-limit.storage';
         return storage;
       },
     },
+    KeyLookupBudget,
   ],
-  exports: [RATE_LIMIT_STORAGE],
+  exports: [RATE_LIMIT_STORAGE, KeyLookupBudget],
 })
 export class RateLimitStorageModule {}

@@ -8,8 +8,8 @@ import { RateLimitService } from './rate-limit.service';
 import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
 
 @Module({
-  // The keys' store and lookup budget come from AuthModule, global (in the admin application,
-  // the API's own instances: AdminAppModule).
+  // The keys' store comes from AuthModule and the lookup budget from RateLimitStorageModule, both
+  // global (in the admin application, the API's own instances: AdminAppModule).
   imports: [
     CommonModule,
     // The throttlers' names, lengths and limits; PlanThrottlerGuard applies them together, on

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { clientAddressOf } from '../rate-limit/client-address';
-import { FixedWindowCounter } from '../rate-limit/fixed-window-counter';
-import { BanPolicy, RATE_LIMIT_STORAGE, RateLimitStorage } from '../rate-limit/rate-limit.storage';
-import { windowsFor } from '../rate-limit/rate-limit.windows';
-import { ApiKeyAuthenticator } from './api-key.authenticator';
-import { KeyCache } from './key-cache';
-import './request-auth';
+import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
+import { KeyCache } from '../auth/key-cache';
+import '../auth/request-auth';
+import { clientAddressOf } from './client-address';
+import { FixedWindowCounter } from './fixed-window-counter';
+import { BanPolicy, RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit.storage';
+import { windowsFor } from './rate-limit.windows';
 
 /** Lookups of unknown keys are refused past their budget, never banned: the requests are. */
 const NEVER_BAN: BanPolicy = { after: Number.MAX_SAFE_INTEGER, storeForMs: 0 };

@@ -1,12 +1,12 @@
 import type { Request } from 'express';
 import type { PinoLogger } from 'nestjs-pino';
-import { MemoryRateLimitStorage } from '../rate-limit/memory-rate-limit.storage';
-import { generateApiKey, hashApiKey } from './api-key';
-import { ApiKeyAuthenticator } from './api-key.authenticator';
-import type { ActiveKey, ApiKeyStore } from './api-key.store';
-import { KeyCache } from './key-cache';
+import { generateApiKey, hashApiKey } from '../auth/api-key';
+import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
+import type { ActiveKey, ApiKeyStore } from '../auth/api-key.store';
+import { KeyCache } from '../auth/key-cache';
+import { LastUseRecorder } from '../auth/last-use-recorder';
 import { INSTANCE_LOOKUPS_PER_MINUTE, KeyLookupBudget } from './key-lookup-budget';
-import { LastUseRecorder } from './last-use-recorder';
+import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 
 const KEY: ActiveKey = {
   keyId: '7',
