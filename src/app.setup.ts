@@ -3,13 +3,14 @@ import express, { type Request } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { limitRequestBodies } from './common/http/body-limit.middleware';
-import { answerClientErrors } from './platform/client-errors';
+import { clientErrorAnswer } from './common/http/client-error-answer';
 import { compressResponses } from './common/http/compression';
 import { inOneLayer } from './common/http/one-layer';
 import { RouteNotFoundHandler } from './common/http/route-not-found.handler';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
 import { AppConfig } from './config/app-config';
+import { answerClientErrors } from './platform/client-errors';
 import { ApiExpressAdapter } from './platform/http-server';
 import { REQUEST_LOG, ROOT_LOGGER } from './logging/logging.module';
 import { observeRequests } from './logging/observe-requests';
@@ -88,7 +89,12 @@ export function configureApp(
   const adapter = app.getHttpAdapter();
   if (adapter instanceof ApiExpressAdapter) adapter.assertInitialised();
   app.useLogger(app.get(Logger));
-  answerClientErrors(app.getHttpServer(), config.serverTimeouts, app.get(ROOT_LOGGER));
+  answerClientErrors(
+    app.getHttpServer(),
+    config.serverTimeouts,
+    app.get(ROOT_LOGGER),
+    clientErrorAnswer,
+  );
   app.disable('x-powered-by');
   // What every request goes through before routing, as one router layer (inOneLayer): first
   // the observer, so that every response has an id, every request is timed and logged and every

@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { ApiException } from '../common/errors/api.exception';
-import { CommonErrors, type ErrorCode } from '../common/errors/error-code';
 
 /** The HTTP server's timeouts (ms): `HTTP_*_TIMEOUT_MS` in the configuration. */
 export interface ServerTimeouts {
@@ -21,17 +19,8 @@ const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /** The error a Node `clientError` carries: a parser code (HPE_*) or a timeout (ERR_HTTP_*). */
 type ClientError = Error & { code?: string };
 
-/** The answer to each kind of error Node's HTTP layer reports before (or instead of) a request. */
-function codeFor(error: ClientError): ErrorCode {
-  switch (error.code) {
-    case 'HPE_HEADER_OVERFLOW':
-      return CommonErrors.HEADERS_TOO_LARGE;
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return CommonErrors.REQUEST_TIMEOUT;
-    default:
-      return CommonErrors.BAD_REQUEST;
-  }
-}
+/** The answer to one of those errors, by its code: the status and the JSON body. */
+export type ClientErrorAnswer = (code: string | undefined) => { status: number; body: string };
 
 /** The headers every answer written here carries, beside its length and request id. */
 const FIXED_HEADERS =
@@ -55,11 +44,16 @@ function responseInFlight(socket: Duplex): ServerResponse | null | undefined {
 /**
  * Node's HTTP layer answers what it cannot hand to Express (a malformed request line or header,
  * conflicting lengths, headers over its limit, a request past the server's timeouts) with a bare
- * status line and nothing else. This answers them as every other error: the Error JSON, an
- * `X-Request-Id`, `Connection: close`, and one log line. Its timeouts are set here too, as they
- * decide when such a 408 is sent.
+ * status line and nothing else. This answers them as every other error (`answerFor` gives the
+ * status and body), with an `X-Request-Id`, `Connection: close`, and one log line. Its timeouts
+ * are set here too, as they decide when such a 408 is sent.
  */
-export function answerClientErrors(server: Server, timeouts: ServerTimeouts, log: Logger): void {
+export function answerClientErrors(
+  server: Server,
+  timeouts: ServerTimeouts,
+  log: Logger,
+  answerFor: ClientErrorAnswer,
+): void {
   server.headersTimeout = timeouts.headersMs;
   server.requestTimeout = timeouts.requestMs;
   server.keepAliveTimeout = timeouts.keepAliveMs;
@@ -74,7 +68,7 @@ export function answerClientErrors(server: Server, timeouts: ServerTimeouts, log
       socket.destroy();
       return;
     }
-    const exception = new ApiException(codeFor(error));
+    const { status, body } = answerFor(error.code);
     // A request Express is already serving (its body was too slow): answered through its own
     // response, so that it keeps its request id and is logged once, by the request observer.
     const inFlight = responseInFlight(socket);
@@ -83,15 +77,13 @@ export function answerClientErrors(server: Server, timeouts: ServerTimeouts, log
         socket.destroy();
         return;
       }
-      inFlight.statusCode = exception.getStatus();
+      inFlight.statusCode = status;
       inFlight.setHeader('Connection', 'close');
       inFlight.setHeader('Content-Type', 'application/json; charset=utf-8');
-      inFlight.end(JSON.stringify(exception.toBody()));
+      inFlight.end(body);
       return;
     }
     const id = randomUUID();
-    const body = JSON.stringify(exception.toBody());
-    const status = exception.getStatus();
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${FIXED_HEADERS}` +
         `X-Request-Id: ${id}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
