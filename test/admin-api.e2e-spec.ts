@@ -6,7 +6,7 @@ import { KeysService } from '../src/auth/keys.service';
 import { registeredErrorCodes } from '../src/common/errors/error-code';
 import { MetricsService } from '../src/metrics/metrics.service';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
-import { type AdminTestApp, startAdminApp } from './support/admin-app';
+import { adminAppPerSuite, type AdminTestApp, startAdminApp } from './support/admin-app';
 import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
 import { httpRequest } from './support/http';
@@ -21,16 +21,11 @@ const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 
 const BEARER = 'Bearer realm="store-orders"';
 
 describe('admin API (contract §10)', () => {
+  const a = adminAppPerSuite();
   let t: TestApp;
-  let a: AdminTestApp;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    a = await startAdminApp(t);
-  });
-  afterAll(async () => {
-    await a.admin.close();
-    await t.close();
+  beforeAll(() => {
+    t = a.t;
   });
 
   /** A request to the admin listener, held to the admin document. */
@@ -295,6 +290,108 @@ describe('admin API (contract §10)', () => {
       expect((res.body as { message: string }).message).toMatch(named);
     },
   );
+
+  /** `depth` arrays around `leaf`, as JSON text. */
+  const nested = (depth: number, leaf = '"orders:read"'): string =>
+    `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+
+  it.each([
+    [
+      'a NUL in name',
+      '{"plan":"pro","name":"a\\u0000b"}',
+      /^name must not contain control characters/,
+    ],
+    ['a terminal escape in name', '{"plan":"pro","name":"a\\u001b]0;x\\u0007"}', /^name must not/],
+    ['a DEL in name', '{"plan":"pro","name":"a\\u007fb"}', /^name must not/],
+    ['a C1 control in name', '{"plan":"pro","name":"a\\u009bb"}', /^name must not/],
+    ['a NUL in a scope', '{"plan":"pro","scopes":["orders:read\\u0000"]}', /^scopes\.0 must not/],
+    [
+      'a newline in expiresAt',
+      '{"plan":"pro","expiresAt":"2099-01-01T00:00:00Z\\n"}',
+      /^expiresAt must not/,
+    ],
+    [
+      'a 7,000-deep array in scopes',
+      `{"plan":"pro","scopes":${nested(7000)}}`,
+      /^scopes\.0 must not be an array/,
+    ],
+    [
+      'an array in a scope',
+      '{"plan":"pro","scopes":[["orders:read"]]}',
+      /^scopes\.0 must not be an array/,
+    ],
+    [
+      'an object for scopes',
+      '{"plan":"pro","scopes":{"0":"orders:read"}}',
+      /^scopes must not be an object/,
+    ],
+    ['a deep array in name', `{"plan":"pro","name":${nested(5000)}}`, /^name must not be an array/],
+    [
+      'an object in perMinute',
+      '{"plan":"enterprise","perMinute":{"a":{}},"perDay":9}',
+      /^perMinute must not be an object/,
+    ],
+    [
+      'a deep array in an unknown field',
+      `{"plan":"pro","colour":${nested(7000)}}`,
+      /^colour: property colour should not exist$/,
+    ],
+    [
+      '__proto__',
+      '{"plan":"pro","__proto__":{"plan":"enterprise"}}',
+      /^__proto__: property __proto__ should not exist$/,
+    ],
+    [
+      'constructor',
+      '{"plan":"pro","constructor":{"name":"x"}}',
+      /^constructor: property constructor should not exist$/,
+    ],
+    [
+      'prototype',
+      '{"plan":"pro","prototype":1}',
+      /^prototype: property prototype should not exist$/,
+    ],
+  ])(
+    'POST /admin/v1/keys with %s: 400 INVALID_BODY naming the field, no key issued',
+    async (_what, body, named) => {
+      const count = async (): Promise<number> =>
+        (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
+      const before = await count();
+      const res = await a
+        .call('post', '/admin/v1/keys')
+        .set('Content-Type', 'application/json')
+        .send(body);
+      a.check('post', '/admin/v1/keys', res);
+      expectErrorBody(res, 400, 'INVALID_BODY');
+      const { message } = res.body as { message: string };
+      expect(message).toMatch(named);
+      // The offending text is never echoed back.
+      expect(message).not.toMatch(/\p{Cc}/u);
+      expect(await count()).toBe(before);
+    },
+  );
+
+  it('rotate refuses __proto__, constructor, prototype and nesting deeper than its schema, naming the field', async () => {
+    const { body } = await send('post', '/admin/v1/keys', { plan: 'free' });
+    const id = (body as { id: string }).id;
+    for (const [sent, named] of [
+      ['{"__proto__":{"graceSeconds":0}}', /^__proto__: property __proto__ should not exist$/],
+      ['{"constructor":1}', /^constructor: property constructor should not exist$/],
+      ['{"prototype":{}}', /^prototype: property prototype should not exist$/],
+      [`{"graceSeconds":${nested(7000, '0')}}`, /^graceSeconds must not be an array/],
+      ['{"graceSeconds":{"a":0}}', /^graceSeconds must not be an object/],
+    ] as const) {
+      const res = await a
+        .call('post', `/admin/v1/keys/${id}/rotate`)
+        .set('Content-Type', 'application/json')
+        .send(sent);
+      a.check('post', `/admin/v1/keys/${id}/rotate`, res);
+      expectErrorBody(res, 400, 'INVALID_BODY');
+      expect((res.body as { message: string }).message).toMatch(named);
+    }
+    // Nothing was rotated: a rotation gives the old key an expiry.
+    expect((await send('get', `/admin/v1/keys/${id}`)).body).not.toHaveProperty('expiresAt');
+  });
 
   it('rotate refuses a grace period of the wrong type or an unknown field; bodies up to 16 KiB are read, past that 413', async () => {
     const { body } = await send('post', '/admin/v1/keys', { plan: 'free' });

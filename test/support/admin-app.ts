@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import OpenAPIBackend, { type Document, SetMatchType } from 'openapi-backend';
 import request from 'supertest';
 import { createAdminApp } from '../../src/admin/admin-app';
-import type { TestApp } from './test-app';
+import { createTestApp, type TestApp } from './test-app';
 
 /** The admin document as the admin listener serves it, to hold every response to. */
 export async function adminContract(http: Server) {
@@ -81,4 +81,21 @@ export async function startAdminApp(t: TestApp): Promise<AdminTestApp> {
     return req;
   };
   return { t, admin, http, adminKey: issued.key, adminKeyId: issued.id, check, call };
+}
+
+/**
+ * {@link startAdminApp} beside a test app of its own (its own database) for the describe block it
+ * is called in, created before its tests and closed after them. Read the fields in hooks and
+ * tests, not before.
+ */
+export function adminAppPerSuite(): AdminTestApp {
+  const suite = {} as AdminTestApp;
+  beforeAll(async () => {
+    Object.assign(suite, await startAdminApp(await createTestApp()));
+  });
+  afterAll(async () => {
+    await suite.admin.close();
+    await suite.t.close();
+  });
+  return suite;
 }
