@@ -1,33 +1,17 @@
-import { DynamicModule, Module, type Provider } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_OPTIONS, AppOptions } from './app-options';
-import { RequireApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
-import { ScopeDeclarationsCheck } from './auth/scope-declarations.check';
 import { CommonModule } from './common/common.module';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { GUARD_CHAIN } from './guards/guard-chain';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
-import { PlanThrottlerGuard } from './rate-limit/plan-throttler.guard';
 import { RateLimitStorageModule } from './rate-limit/rate-limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
-
-/**
- * The global guard chain, in this order: decide the request's key and count the request against
- * its plan (or, without a valid key, its IP), then require a valid key (and the route's scope). So
- * a request with a bad key is rate limited too and its 401 carries the headers. Routes opt out
- * with @Public(). The admin application has the same chain, and the same check of the scopes
- * its routes require.
- */
-export const GUARD_CHAIN: Provider[] = [
-  { provide: APP_GUARD, useExisting: PlanThrottlerGuard },
-  { provide: APP_GUARD, useClass: RequireApiKeyGuard },
-  ScopeDeclarationsCheck,
-];
 
 @Module({})
 export class AppModule {

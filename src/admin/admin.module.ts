@@ -1,12 +1,12 @@
 import { DynamicModule, Module, type INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { GUARD_CHAIN } from '../app.module';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import { KeysService } from '../auth/keys.service';
 import { CommonModule } from '../common/common.module';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseErrorsHook } from '../database/database-errors.hook';
+import { GUARD_CHAIN } from '../guards/guard-chain';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsService } from '../metrics/metrics.service';
 import { KeyLookupBudget } from '../rate-limit/key-lookup-budget';
