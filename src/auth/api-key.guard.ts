@@ -58,14 +58,12 @@ const scopeOfRoute = perRoute(requiredScope);
 export class RequireApiKeyGuard implements CanActivate {
   constructor(private readonly authenticator: ApiKeyAuthenticator) {}
 
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (isPublic(context)) return true;
     const req = httpRequestOf(context);
-    const scope = scopeOfRoute(context);
     // Undecided only on a route that skipped the rate limiter: then it is looked up here.
-    if (!req.auth && !req.authFailure)
-      return this.authenticator.authenticate(req).then(() => requireKey(req, scope));
-    return requireKey(req, scope);
+    if (!req.auth && !req.authFailure) await this.authenticator.authenticate(req);
+    return requireKey(req, scopeOfRoute(context));
   }
 }
 

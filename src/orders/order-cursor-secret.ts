@@ -22,8 +22,8 @@ export class OrderCursorSecret {
     if (configured !== undefined) this.key = Buffer.from(configured, 'utf8');
   }
 
-  /** The key, synchronously once known (the hot path awaits nothing then). */
-  get(): Buffer | Promise<Buffer> {
+  /** The key: read (or created) once, then kept. */
+  async get(): Promise<Buffer> {
     if (this.key) return this.key;
     this.loading ??= this.load().then(
       (key) => (this.key = key),

@@ -48,8 +48,7 @@ export class OrderPagesService {
    */
   async find(query: OrderPageQuery): Promise<OrderPage> {
     const { filter, sort, limit, cursor } = query;
-    const secret = this.secret.get();
-    const key = secret instanceof Promise ? await secret : secret;
+    const key = await this.secret.get();
     const after = cursor === undefined ? undefined : decodeCursor(key, cursor, filter, sort);
     const { name, text, values, everyRowMatches } = orderPageStatement(filter, sort, after);
     const scanLimit = scanLimitOf(limit);

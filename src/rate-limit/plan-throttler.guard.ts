@@ -71,45 +71,30 @@ export class PlanThrottlerGuard implements CanActivate, OnApplicationBootstrap {
    * The plan's windows (those the route does not skip) and the route's own; a public route's
    * own only, per key when it was sent one, else per IP.
    */
-  private count(
+  private async count(
     context: ExecutionContext,
     route: RouteThrottle,
     publicRoute: boolean,
-  ): boolean | Promise<boolean> {
+  ): Promise<boolean> {
     const windows: WindowSpec[] = [];
-    let pending: Promise<void>[] | undefined;
     for (const throttler of publicRoute ? [] : this.throttlers) {
-      if (route.skippedPlanWindows.has(throttler.name ?? 'default')) continue;
-      const spec: WindowSpec = { name: throttler.name ?? 'default', limit: 0, ttlMs: 0 };
-      windows.push(spec);
-      const limit = resolve(throttler.limit, context);
-      const ttlMs = resolve(throttler.ttl, context);
-      if (typeof limit === 'number' && typeof ttlMs === 'number') {
-        spec.limit = limit;
-        spec.ttlMs = ttlMs;
-      } else {
-        const resolved = Promise.all([limit, ttlMs]).then(([l, t]) => {
-          spec.limit = l;
-          spec.ttlMs = t;
-        });
-        (pending ??= []).push(resolved);
-      }
+      const name = throttler.name ?? 'default';
+      if (route.skippedPlanWindows.has(name)) continue;
+      windows.push({
+        name,
+        limit: await resolve(throttler.limit, context),
+        ttlMs: await resolve(throttler.ttl, context),
+      });
     }
-    if (route.windows.length > 0) windows.push(...route.windows);
+    windows.push(...route.windows);
+    const req = httpRequestOf(context);
     if (windows.length === 0) {
       // Every plan window skipped (`@SkipThrottle({ minute: true, day: true })`), none of its own.
-      this.rateLimit.exempt(httpRequestOf(context));
+      this.rateLimit.exempt(req);
       return true;
     }
-    return pending
-      ? Promise.all(pending).then(() => this.enforce(context, windows))
-      : this.enforce(context, windows);
-  }
-
-  private enforce(context: ExecutionContext, windows: WindowSpec[]): boolean | Promise<boolean> {
-    const req = httpRequestOf(context);
-    const counted = this.rateLimit.enforceLimits(req, httpResponseOf(context), windows);
-    return counted instanceof Promise ? counted.then(() => true) : true;
+    await this.rateLimit.enforceLimits(req, httpResponseOf(context), windows);
+    return true;
   }
 }
 

@@ -10,7 +10,6 @@ import { MetricsService } from '../metrics/metrics.service';
 import { clientAddressOf } from './client-address';
 import {
   BanPolicy,
-  HitResult,
   keyTracker,
   RATE_LIMIT_STORAGE,
   RateLimitStorage,
@@ -53,55 +52,36 @@ export class RateLimitService {
 
   /**
    * Counts the request against its key (or, without a valid key, its IP) and sets the headers.
-   * Throws (or rejects with) the 429 when a window is full or the client is banned. Synchronous
-   * when the storage is (the in-process counters): no promise on the path of every request. The
-   * request's key is decided before (`KeyLookupBudget`).
+   * Rejects with the 429 when a window is full or the client is banned. The request's key is
+   * decided before (`KeyLookupBudget`).
    */
-  enforceLimits(
+  async enforceLimits(
     req: Request,
     res: Response,
     windows: WindowSpec[] = windowsFor(req),
-  ): void | Promise<void> {
+  ): Promise<void> {
     try {
-      const counted = this.count(req, res, windows);
-      return counted instanceof Promise
-        ? counted.catch((error: unknown) => this.rejected(req, error))
-        : undefined;
+      await this.count(req, res, windows);
     } catch (error) {
-      return this.rejected(req, error);
+      if (error instanceof ApiException) {
+        this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
+      }
+      throw error;
     }
   }
 
-  /** Counts a 429 in the metrics, and passes the error on. */
-  private rejected(req: Request, error: unknown): never {
-    if (error instanceof ApiException)
-      this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
-    throw error;
-  }
-
-  private count(req: Request, res: Response, windows: WindowSpec[]): void | Promise<void> {
+  private async count(req: Request, res: Response, windows: WindowSpec[]): Promise<void> {
     req.rateLimited = true;
     const key = req.auth;
     const tracker = trackerOf(req);
 
     const keyBannedUntil = key?.bannedUntil?.getTime() ?? 0;
     if (keyBannedUntil > Date.now()) {
-      const whenPeeked = (states: WindowState[]): never => {
-        setRateLimitHeaders(res, states);
-        throw banned(keyBannedUntil - Date.now());
-      };
-      const states = this.storage.peek(tracker, windows);
-      return states instanceof Promise ? states.then(whenPeeked) : whenPeeked(states);
+      setRateLimitHeaders(res, await this.storage.peek(tracker, windows));
+      throw banned(keyBannedUntil - Date.now());
     }
 
-    const result = this.storage.hit(tracker, windows, key ? this.keyBan : this.ipBan);
-    return result instanceof Promise
-      ? result.then((r) => this.decide(req, res, r))
-      : this.decide(req, res, result);
-  }
-
-  /** Sets the headers of a counted request, and throws its 429 if it was not admitted. */
-  private decide(req: Request, res: Response, result: HitResult): void | Promise<void> {
+    const result = await this.storage.hit(tracker, windows, key ? this.keyBan : this.ipBan);
     setRateLimitHeaders(res, result.windows);
     switch (result.outcome) {
       case 'admitted':
