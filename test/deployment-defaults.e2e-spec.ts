@@ -114,6 +114,16 @@ describe('shipped deployment files', () => {
     }
   });
 
+  it("keep requests out of nginx's error log: one, for nginx and every request, at `crit`", () => {
+    // nginx's error log names a request's line, upstream URL and Referer in each line about it;
+    // its upstream failures are written at `error` and `warn` (test/nginx-error-log.e2e-spec.ts).
+    const errorLogs = [...nginx.matchAll(/^(\s*)error_log\s+([^;]+);/gm)].map((m) => ({
+      indent: m[1],
+      args: m[2].trim().split(/\s+/),
+    }));
+    expect(errorLogs).toEqual([{ indent: '', args: ['/dev/stderr', 'crit'] }]);
+  });
+
   describe('the PostgreSQL roles of docker/postgres/initdb.d/10-roles.sh', () => {
     // Roles belong to the whole cluster: this run's names are its own.
     const suffix = randomBytes(4).toString('hex');
