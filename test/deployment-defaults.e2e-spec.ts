@@ -1,10 +1,10 @@
 /**
- * Deployment defaults a careless operator would otherwise ship (issue #34, item 8): the shipped
- * files read as they are (no default password, the service on a role that is no superuser and
- * holds only row grants, and only SELECT and INSERT on the audit trail; Redis behind a password,
- * Grafana on this host only, nginx's access log without the request line), and the built service
- * as the image runs it (metrics bound to HOST, a warning for TRUST_PROXY=true, keep-alive
- * connections closed once shutting down).
+ * Deployment defaults a careless operator would otherwise ship: the shipped files read as they
+ * are (no default password, the service on a role that is no superuser and holds only row
+ * grants, and only SELECT and INSERT on the audit trail; Redis behind a password, Grafana on this
+ * host only, nginx's access log without the request line, its error log at `crit`), and the
+ * built service as the image runs it (metrics bound to HOST, a warning for TRUST_PROXY=true,
+ * keep-alive connections closed once shutting down).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -73,7 +73,7 @@ describe('redactUrl', () => {
     }
   });
 
-  // Where a client may put a key in a url, and how (contract §2: the query string, encoded or not,
+  // Where a client may put a key in a url, and how (the query string, encoded or not,
   // names and values, percent-encoding of any character, `+` for space, mixed case; the path).
   it.each([
     ['a key-named parameter', `/v1/store/orders?api_key=${KEY}`],
