@@ -1,10 +1,10 @@
 /**
- * Deployment defaults a careless operator would otherwise ship (issue #34, item 8): the shipped
- * files read as they are (no default password, the service on a role that is no superuser and
- * holds only row grants, and only SELECT and INSERT on the audit trail; Redis behind a password,
- * Grafana on this host only, nginx's access log without the request line), and the built service
- * as the image runs it (metrics bound to HOST, a warning for TRUST_PROXY=true, keep-alive
- * connections closed once shutting down).
+ * Deployment defaults a careless operator would otherwise ship: the shipped files read as they
+ * are (no default password, the service on a role that is no superuser and holds only row
+ * grants, and only SELECT and INSERT on the audit trail; Redis behind a password, Grafana on this
+ * host only, nginx's access log without the request line, its error log at `crit`), and the
+ * built service as the image runs it (metrics bound to HOST, a warning for TRUST_PROXY=true,
+ * keep-alive connections closed once shutting down).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -112,6 +112,16 @@ describe('shipped deployment files', () => {
       );
       expect({ format, logged }).toEqual({ format, logged: [] });
     }
+  });
+
+  it("keep requests out of nginx's error log: one, for nginx and every request, at `crit`", () => {
+    // nginx's error log names a request's line, upstream URL and Referer in each line about it;
+    // its upstream failures are written at `error` and `warn` (test/nginx-error-log.e2e-spec.ts).
+    const errorLogs = [...nginx.matchAll(/^(\s*)error_log\s+([^;]+);/gm)].map((m) => ({
+      indent: m[1],
+      args: m[2].trim().split(/\s+/),
+    }));
+    expect(errorLogs).toEqual([{ indent: '', args: ['/dev/stderr', 'crit'] }]);
   });
 
   describe('the PostgreSQL roles of docker/postgres/initdb.d/10-roles.sh', () => {

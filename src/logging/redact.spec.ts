@@ -1,9 +1,54 @@
+import fc from 'fast-check';
 import { decodedFully, encodeAll } from '../../test/support/percent-encoding';
-import { generateApiKey } from '../auth/api-key';
+import { API_KEY_RANDOM_CHARS, generateApiKey } from '../auth/api-key';
 import { hidesKey, mayBeSecret, REDACTED, redactDeep, redactKeys, redactUrl } from './redact';
 
 const KEY = 'sk_4fTq9ZkLmN2pQrStUvWxYz0123456789AbCdEfGhIjK';
 const SECRET_PART = KEY.slice(3);
+/** The key's body cut after its 20th character, the halves joined by `separator`. */
+const cutInTwo = (separator: string): string =>
+  `${SECRET_PART.slice(0, 20)}${separator}${SECRET_PART.slice(20)}`;
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A key's body (a key without `sk_`), drawn as `generateApiKey` draws it: each character uniform
+ * over base62. Without fast-check's bias towards edge values (`000…0`), which a real key never
+ * shows: the rule is about what keys are, with odds of a miss stated in `redact.ts`.
+ */
+const keyBody = fc.noBias(
+  fc.string({
+    unit: fc.constantFrom(...Array.from(BASE62)),
+    minLength: API_KEY_RANDOM_CHARS,
+    maxLength: API_KEY_RANDOM_CHARS,
+  }),
+);
+
+/**
+ * A key's body cut into pieces (anywhere, up to 8 cuts), joined by the characters a request id
+ * may hold besides letters and digits.
+ */
+const cutKeyBody = fc
+  .tuple(
+    keyBody,
+    fc.uniqueArray(fc.integer({ min: 1, max: API_KEY_RANDOM_CHARS - 1 }), { maxLength: 8 }),
+    fc.array(fc.constantFrom('.', '_', ':', '-'), { minLength: 8, maxLength: 8 }),
+  )
+  .map(([body, cuts, separators]) => {
+    let cut = '';
+    let from = 0;
+    [...cuts.sort((a, b) => a - b), body.length].forEach((to, i) => {
+      cut += (i > 0 ? separators[i - 1] : '') + body.slice(from, to);
+      from = to;
+    });
+    return cut;
+  });
+
+/** Whether `text` holds any 16 characters of `body` in a row: what a reader could piece a key from. */
+const holdsPartOf = (text: string, body: string): boolean =>
+  Array.from({ length: body.length - 15 }, (_, i) => body.slice(i, i + 16)).some((part) =>
+    text.includes(part),
+  );
 
 describe('redactUrl', () => {
   it('returns an ordinary url as it is', () => {
@@ -14,12 +59,21 @@ describe('redactUrl', () => {
       '/v2/store/orders?shipDateFrom=2026-01-01T00%3A00%3A00Z&petId=7',
       '/health/ready',
       '/tasks/desk?monkey=banana&keyword=x&q=a+b',
+      // What an operator reads a request by: order ids (int64, either sign), key ids, filters.
+      '/v1/store/orders/9223372036854775807',
+      '/v2/store/orders/-9223372036854775808',
+      '/v1/store/orders/00000000000000000042',
+      '/admin/v1/keys/0d6f4b0e-8f33-4c6e-9a53-2f1d1b7c9e10/rotate',
+      '/admin/v1/audit?actor=key:0d6f4b0e-8f33-4c6e-9a53-2f1d1b7c9e10&target=order:4711',
+      '/v2/store/orders?status=pending,shipped,cancelled&sort=-shipDate&petId=9223372036854775807',
+      '/v2/store/orders?shipDateFrom=2026-01-01T00:00:00.000Z&shipDateTo=2026-12-31T23%3A59%3A59.999Z',
+      '/v1/store/orders?traceId=4bf92f3577b34da6a3ce929d0e0e4736&span=00F067AA0BA902B7',
     ]) {
       expect(redactUrl(url)).toBe(url);
     }
   });
 
-  // Where a client may put a key in a url, and how (contract §2: the query string, encoded or not,
+  // Where a client may put a key in a url, and how (the query string, encoded or not,
   // names and values, percent-encoding of any character, `+` for space, mixed case; the path).
   it.each([
     ['a key-named parameter', `/v1/store/orders?api_key=${KEY}`],
@@ -48,10 +102,31 @@ describe('redactUrl', () => {
     ['a path segment with more in it', `/v1/store/orders/id-${KEY}.json`],
     ['an absolute-form url with credentials', `http://user:${KEY}@host/v1/store/orders`],
     ['the fragment', `/v1/store/orders#${KEY}`],
+    ['any parameter, the key without its prefix', `/v1/store/orders?q=${SECRET_PART}`],
+    ['any parameter, without prefix, encoded', `/v1/store/orders?q=${encodeAll(SECRET_PART)}`],
+    ['any parameter, without prefix, cut in two', `/v1/store/orders?q=${cutInTwo('.')}`],
+    ['a parameter name, the key without its prefix', `/v1/store/orders?${SECRET_PART}=1`],
+    ['the path, the key without its prefix', `/v1/store/orders/${SECRET_PART}`],
+    ['the path, without prefix, encoded', `/v1/store/orders/${encodeAll(SECRET_PART, false)}`],
+    ['the path, without prefix, cut in two', `/v1/store/orders/${cutInTwo('-')}`],
+    ['the fragment, the key without its prefix', `/v1/store/orders#${SECRET_PART}`],
   ])('leaves no key in %s', (_, url) => {
     const redacted = redactUrl(url);
     expect(redacted).toContain(REDACTED);
     expect(decodedFully(redacted)).not.toContain(SECRET_PART);
+    expect(holdsPartOf(decodedFully(redacted), SECRET_PART)).toBe(false);
+  });
+
+  it('leaves no key body in a query value or a path segment, whole or cut, encoded or not', () => {
+    fc.assert(
+      fc.property(cutKeyBody, fc.boolean(), (body, encoded) => {
+        const value = encoded ? encodeAll(body) : body;
+        for (const url of [`/v1/store/orders?q=${value}`, `/v1/store/orders/${value}`]) {
+          const shown = decodedFully(redactUrl(url));
+          expect(holdsPartOf(shown, body.replace(/[^A-Za-z0-9]/g, ''))).toBe(false);
+        }
+      }),
+    );
   });
 
   it('leaves no generated key anywhere in a url, however it is encoded', () => {
@@ -61,6 +136,8 @@ describe('redactUrl', () => {
         `/v1/store/orders?q=${key}`,
         `/v1/store/orders?q=${encodeURIComponent(encodeAll(key))}`,
         `/v1/store/orders/${key}`,
+        `/v1/store/orders/${key.slice(3)}`,
+        `/v1/store/orders?q=${key.slice(3)}`,
       ]) {
         expect(decodedFully(redactUrl(url))).not.toContain(key.slice(3));
       }
@@ -118,8 +195,19 @@ describe('mayBeSecret (request ids)', () => {
     `SK-${SECRET_PART}`,
     `sk.${SECRET_PART}`,
     generateApiKey().slice(3),
+    cutInTwo('.'),
+    cutInTwo('-'),
+    cutInTwo('_'),
+    cutInTwo(':'),
+    `trace:${cutInTwo('.')}`,
+    SECRET_PART.match(/.{1,4}/g)?.join('.') ?? '',
+    SECRET_PART.slice(0, 22),
   ])('takes %s for a secret', (id) => {
     expect(mayBeSecret(id)).toBe(true);
+  });
+
+  it('takes a key body cut anywhere, by any separators a request id may hold, for a secret', () => {
+    fc.assert(fc.property(cutKeyBody, (id) => expect(mayBeSecret(id)).toBe(true)));
   });
 
   it.each([
@@ -130,6 +218,10 @@ describe('mayBeSecret (request ids)', () => {
     'V1StGXR8_Z5jdHi6B-myT',
     'client-trace:42.a_b',
     '1-5759e988-bd862e3fe1be46a994272793',
+    '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    'checkout-service:order-9223372036854775807',
+    'Req-42.AbC',
+    SECRET_PART.slice(0, 21),
   ])('takes %s for an ordinary id', (id) => {
     expect(mayBeSecret(id)).toBe(false);
   });

@@ -1,3 +1,5 @@
+import { API_KEY_RANDOM_CHARS } from '../auth/api-key';
+
 /** What a logged secret is replaced with. */
 export const REDACTED = '[REDACTED]';
 
@@ -14,11 +16,50 @@ const SUSPECT = /sk|%/i;
 const PERCENT_ENCODED = /%([0-9a-f]{2})/gi;
 
 /**
+ * Letters and digits a value may hold before it is taken for a key's body (the key without its
+ * `sk_`, whole or cut in pieces): more than half of a body. A value logged with fewer holds at most
+ * 21 of a key's 43 characters, and the other 22 (over 128 bits) are still unknown.
+ */
+const KEY_BODY_SHARE = Math.ceil(API_KEY_RANDOM_CHARS / 2);
+
+/**
  * Decodings tried before a text that still holds a percent-encoding is taken for a hidden key:
  * each one may undo a layer of encoding, and a bound keeps a `%2525…` crafted to take one pass
  * per character from costing time quadratic in its length.
  */
 const MAX_DECODINGS = 8;
+
+/** One layer of percent-encoding undone: each `%XX` one character (a byte of UTF-8 as Latin-1). */
+const decodeOnce = (text: string): string =>
+  text.replace(PERCENT_ENCODED, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
+/** `text` with up to {@link MAX_DECODINGS} layers of percent-encoding undone. */
+function percentDecoded(text: string): string {
+  let decoded = text;
+  for (let pass = 0; pass < MAX_DECODINGS && decoded.includes('%'); pass++) {
+    const next = decodeOnce(decoded);
+    if (next === decoded) break;
+    decoded = next;
+  }
+  return decoded;
+}
+
+/**
+ * Whether `text` may hold a key's body, whole or cut by other characters: it has
+ * {@link KEY_BODY_SHARE} or more letters and digits, wherever they are, and among them both
+ * upper- and lower-case letters. A key's characters are drawn at random from all 62, so that many
+ * of them lack a case only by a rare chance (docs/security.md gives the odds), while what a
+ * request is known by is in one case: a number (an order id), hex (a UUID, a trace id), a ULID,
+ * words (`pending,shipped,cancelled`), a date.
+ */
+function holdsKeyBody(text: string): boolean {
+  return (
+    text.length >= KEY_BODY_SHARE &&
+    /[A-Z]/.test(text) &&
+    /[a-z]/.test(text) &&
+    text.replace(/[^A-Za-z0-9]/g, '').length >= KEY_BODY_SHARE
+  );
+}
 
 /**
  * Whether `text` holds something shaped like a key once percent-decoded, as often as it takes
@@ -31,9 +72,7 @@ export function hidesKey(text: string): boolean {
   let decoded = text;
   for (let pass = 0; pass <= MAX_DECODINGS; pass++) {
     if (KEY_SHAPED.test(decoded)) return true;
-    const next = decoded.replace(PERCENT_ENCODED, (_, hex: string) =>
-      String.fromCharCode(parseInt(hex, 16)),
-    );
+    const next = decodeOnce(decoded);
     if (next === decoded) return false;
     decoded = next;
   }
@@ -72,43 +111,54 @@ const SECRET_PARAMETERS = new Set([
 ]);
 
 function isSecretParameter(name: string): boolean {
-  let decoded = name;
-  for (let pass = 0; pass < MAX_DECODINGS && decoded.includes('%'); pass++) {
-    decoded = decoded.replace(PERCENT_ENCODED, (_, hex: string) =>
-      String.fromCharCode(parseInt(hex, 16)),
-    );
-  }
-  return SECRET_PARAMETERS.has(decoded.toLowerCase().replace(/[^a-z0-9]/g, ''));
+  const decoded = percentDecoded(name).toLowerCase();
+  return SECRET_PARAMETERS.has(decoded.replace(/[^a-z0-9]/g, ''));
+}
+
+/**
+ * Whether a part of a url (a path segment, a query parameter's name or value, the fragment) may
+ * hold a key: one shaped like a key however it is encoded ({@link hidesKey}), or, once decoded,
+ * a key's body ({@link holdsKeyBody}).
+ */
+function mayHoldKey(part: string): boolean {
+  return hidesKey(part) || holdsKeyBody(percentDecoded(part));
 }
 
 /** A query's `name=value` (or a bare `name`), with the name, the value or both redacted. */
 function redactParameter(parameter: string): string {
   const eq = parameter.indexOf('=');
-  if (eq < 0) return hidesKey(parameter) ? REDACTED : parameter;
+  if (eq < 0) return mayHoldKey(parameter) ? REDACTED : parameter;
   const name = parameter.slice(0, eq);
   const value = parameter.slice(eq + 1);
-  const shownName = hidesKey(name) ? REDACTED : name;
-  const shownValue = isSecretParameter(name) || hidesKey(value) ? REDACTED : value;
+  const shownName = mayHoldKey(name) ? REDACTED : name;
+  const shownValue = isSecretParameter(name) || mayHoldKey(value) ? REDACTED : value;
   return `${shownName}=${shownValue}`;
 }
 
-const redactSegment = (segment: string): string => (hidesKey(segment) ? REDACTED : segment);
+const redactSegment = (segment: string): string => (mayHoldKey(segment) ? REDACTED : segment);
 
 /**
- * The url as the request log shows it (contract §2: a key never appears in a log line, wherever
- * the client put it). Each part is judged as the server would read it, percent-decoded: a path
- * segment or a query parameter's name or value that hides a key is replaced whole, and so is the
- * value of a secret-named parameter ({@link SECRET_PARAMETERS}). Nearly every url has no query,
- * no `%` and no `sk` in it, and is returned as it is after three scans.
+ * Whether a path may have a segment to redact: a key's prefix or a percent-encoding, or an
+ * upper-case letter (a key's body has both cases; the service's own paths are in lower case).
+ */
+const pathToJudge = (path: string): boolean => SUSPECT.test(path) || /[A-Z]/.test(path);
+
+/**
+ * The url as the request log shows it (a key never appears in a log line, wherever the client put
+ * it, nor its body without `sk_`). Each part is judged as the server would read it,
+ * percent-decoded: a path segment, a query parameter's name or value, or the fragment that may
+ * hold a key ({@link mayHoldKey}) is replaced whole, and so is the value of a secret-named
+ * parameter ({@link SECRET_PARAMETERS}). Nearly every url has no query, no `%`, no `sk` and no
+ * upper-case letter in it, and is returned as it is after a few scans.
  */
 export function redactUrl(url: string): string {
-  if (!url.includes('?') && !SUSPECT.test(url)) return url;
+  if (!url.includes('?') && !pathToJudge(url)) return url;
   const fragmentAt = url.indexOf('#');
   const beforeFragment = fragmentAt < 0 ? url : url.slice(0, fragmentAt);
   const fragment = fragmentAt < 0 ? '' : `#${redactSegment(url.slice(fragmentAt + 1))}`;
   const queryAt = beforeFragment.indexOf('?');
   const path = queryAt < 0 ? beforeFragment : beforeFragment.slice(0, queryAt);
-  const shownPath = SUSPECT.test(path) ? path.split('/').map(redactSegment).join('/') : path;
+  const shownPath = pathToJudge(path) ? path.split('/').map(redactSegment).join('/') : path;
   const query =
     queryAt < 0 ? '' : `?${beforeFragment.slice(queryAt + 1).replace(/[^&;]+/g, redactParameter)}`;
   return `${shownPath}${query}${fragment}`;
@@ -124,20 +174,13 @@ export function redactKeys(text: string): string {
   return hidesKey(shown) ? REDACTED : shown;
 }
 
-/** A run of letters and digits as long as a secret's. */
-const SECRET_LENGTH_RUN = /[A-Za-z0-9]{32,}/g;
-
 /**
- * Whether a short token a client sent (a request id) may be a secret: it has a key's shape, or a
- * run of 32 or more letters and digits in both cases, as a key's random part is (a key without
- * its prefix). Hex digits (a UUID, a trace id), a ULID or a nanoid are not.
+ * Whether a short token a client sent (a request id) may be a secret: it has a key's shape, or
+ * it may hold a key's body, whole or cut by separators ({@link holdsKeyBody}: 22 or more letters
+ * and digits in all, in both cases). A UUID, a hex trace id, a ULID or a nanoid is not.
  */
 export function mayBeSecret(token: string): boolean {
-  if (KEY_SHAPED.test(token)) return true;
-  for (const [run] of token.matchAll(SECRET_LENGTH_RUN)) {
-    if (/[A-Z]/.test(run) && /[a-z]/.test(run)) return true;
-  }
-  return false;
+  return KEY_SHAPED.test(token) || holdsKeyBody(token);
 }
 
 /** Deepest an error's properties are followed: errors nest (`cause`, a driver's error). */
