@@ -9,7 +9,8 @@ export const EMBEDDED_DATABASE = 'store_orders';
 /**
  * The two roles of production (docker/postgres/initdb.d/10-roles.sh), here too: the schema's owner
  * runs the migrations, the service and the keys tool connect as the runtime role. Their passwords
- * are as fixed as the superuser's: the embedded cluster is a development database on 127.0.0.1.
+ * are as fixed as the superuser's: the embedded cluster is a development database, reachable from
+ * this host only (PostgreSQL listens on localhost by default).
  */
 export const EMBEDDED_MIGRATE_USER = 'store_migrate';
 export const EMBEDDED_APP_USER = 'store_app';
