@@ -1,8 +1,6 @@
 /** How this process reaches its database; decided in `main.ts` (or by a test) before Nest starts. */
 export interface AppOptions {
   databaseUrl: string;
-  /** Apply pending migrations at start: only on the embedded database, never on DATABASE_URL. */
-  runMigrations?: boolean;
   /** Seed demo orders (and keys) into an empty database: only on the embedded database. */
   seedDemoData?: boolean;
 }

@@ -17,6 +17,8 @@ import {
   InvalidEnvironmentError,
   validateEnvironment,
 } from './config/environment';
+import { applyMigrations } from './database/apply-migrations';
+import { databaseSettingsOf } from './database/data-source-options';
 import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded-database';
 import { ShutdownState } from './health/shutdown-state';
 import { createRootLogger, flushLogs, ROOT_LOGGER } from './logging/logging.module';
@@ -58,13 +60,15 @@ async function bootstrap(): Promise<void> {
       dir: env.EMBEDDED_DATABASE_DIR,
       port: env.EMBEDDED_DATABASE_PORT,
     });
+    // As production does it: the schema's owner migrates, the service connects as the runtime
+    // role, which can neither change the schema nor alter the audit trail.
+    await applyMigrations(embedded.migrateUrl, databaseSettingsOf(env, { statementTimeoutMs: 0 }));
     databaseUrl = embedded.url;
   }
 
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot({
       databaseUrl,
-      runMigrations: embedded !== undefined,
       seedDemoData: embedded !== undefined,
     }),
     createHttpAdapter(),

@@ -18,6 +18,12 @@ import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
 import { buildOnce } from './support/build';
 import { httpRequest } from './support/http';
+import {
+  changesNotRefused,
+  RUNTIME_ROLE_RIGHTS,
+  tableRightsOf,
+} from './support/runtime-role-rights';
+import { runKeysTool } from './support/keys-tool';
 import { createTestDatabase } from './support/test-app';
 
 const ROOT = join(__dirname, '..');
@@ -222,6 +228,35 @@ describe('shipped deployment files', () => {
         }
       });
     });
+
+    it('let the instances role delete no key nor order, and only read the cursor secret', async () => {
+      await withClient(adminUrl, async (c) => {
+        expect(await tableRightsOf(c, appRole)).toEqual(RUNTIME_ROLE_RIGHTS);
+      });
+      await withClient(databaseUrl(appRole), async (c) => {
+        expect(await changesNotRefused(c)).toEqual([]);
+      });
+    });
+
+    it('run the keys tool as the instances role: create, rotate, unban, revoke, audit', async () => {
+      const url = databaseUrl(appRole);
+      const created = await runKeysTool(url, ['create', '--plan', 'pro', '--json']);
+      expect(created).toMatchObject({ code: 0 });
+      const { id } = JSON.parse(created.stdout) as { id: string };
+      for (const args of [
+        ['rotate', id],
+        ['unban', id],
+        ['revoke', id],
+      ]) {
+        expect(await runKeysTool(url, args)).toMatchObject({ code: 0 });
+      }
+      const audit = await runKeysTool(url, ['audit', '--target', `key:${id}`, '--json']);
+      expect(audit).toMatchObject({ code: 0 });
+      const { data } = JSON.parse(audit.stdout) as { data: { action: string }[] };
+      expect(data.map((event) => event.action)).toEqual(
+        expect.arrayContaining(['key.created', 'key.revoked']),
+      );
+    }, 120_000);
 
     it('serve the API as the instances role: list, cancel, keys checked', async () => {
       await withClient(databaseUrl(migrateRole), (c) =>

@@ -18,6 +18,7 @@ import {
 } from '../auth/api-key.store';
 import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
+import { applyMigrations } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
 import { Command, expiryDate, parseCommand, USAGE, usageOf, UsageError } from './keys-command';
@@ -161,9 +162,15 @@ async function main(argv: string[]): Promise<number> {
     ),
   );
   try {
+    // Same rule as `npm start`: the embedded database is migrated here (by the schema's owner;
+    // the tool then connects as the runtime role, as in production), DATABASE_URL never is.
+    if (embedded) {
+      await applyMigrations(
+        embedded.migrateUrl,
+        databaseSettingsOf(env, { statementTimeoutMs: 0 }),
+      );
+    }
     await dataSource.initialize();
-    // Same rule as `npm start`: the embedded database is migrated here, DATABASE_URL never is.
-    if (embedded) await dataSource.runMigrations({ transaction: 'each' });
     const keys = new KeysService(
       dataSource,
       new ApiKeyStore(dataSource),

@@ -19,7 +19,6 @@ export class DatabaseModule {
             // Each feature module registers its own (`TypeOrmModule.forFeature([Order])`).
             entities: [],
             autoLoadEntities: true,
-            migrationsRun: options.runMigrations ?? false,
             // Fail fast at start instead of TypeORM's default of retrying for half a minute.
             retryAttempts: 0,
           }),

@@ -4,27 +4,22 @@
  * one-shot `migrate` service in docker/docker-compose.yml).
  */
 import 'reflect-metadata';
-import { DataSource } from 'typeorm';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
-import { databaseSettingsOf, dataSourceOptions } from './data-source-options';
+import { applyMigrations } from './apply-migrations';
+import { databaseSettingsOf } from './data-source-options';
 
 async function migrate(): Promise<void> {
   const env = validateEnvironment(process.env);
   if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set: nothing to migrate');
-  const dataSource = new DataSource(
+  const applied = await applyMigrations(
+    env.DATABASE_URL,
     // Migrations may rewrite a large table: no per-statement limit.
-    dataSourceOptions(env.DATABASE_URL, databaseSettingsOf(env, { statementTimeoutMs: 0 })),
+    databaseSettingsOf(env, { statementTimeoutMs: 0 }),
   );
-  await dataSource.initialize();
-  try {
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    const names = applied.map((m) => m.name).join(', ');
-    process.stdout.write(
-      applied.length > 0 ? `Applied ${applied.length} migration(s): ${names}\n` : 'Up to date\n',
-    );
-  } finally {
-    await dataSource.destroy();
-  }
+  const names = applied.map((m) => m.name).join(', ');
+  process.stdout.write(
+    applied.length > 0 ? `Applied ${applied.length} migration(s): ${names}\n` : 'Up to date\n',
+  );
 }
 
 migrate().catch((error: unknown) => {
