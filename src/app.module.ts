@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_OPTIONS, AppOptions } from './app-options';
+import { APP_OPTIONS, AppOptions } from './database/app-options';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { ConfigModule } from './config/config.module';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { APP_OPTIONS, AppOptions } from '../app-options';
+import { APP_OPTIONS, AppOptions } from '../database/app-options';
 import { ApiKeyStore } from './api-key.store';
 import { PLANS } from '../plans/plans';
 

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AppOptions } from '../app-options';
+import { AppOptions } from './app-options';
 import { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { DatabaseErrorsHook } from './database-errors.hook';

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
-import { APP_OPTIONS, AppOptions } from '../app-options';
+import { APP_OPTIONS, AppOptions } from '../database/app-options';
 
 /** Demo orders in every status, so a fresh `npm start` has something to list and cancel. */
 const DEMO_ORDERS_SQL = `

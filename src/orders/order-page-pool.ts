@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Pool, type PoolClient } from 'pg';
-import { APP_OPTIONS, type AppOptions } from '../app-options';
+import { APP_OPTIONS, type AppOptions } from '../database/app-options';
 import { AppConfig } from '../config/app-config';
 import { APPLICATION_NAME } from '../database/data-source-options';
 import { PAGE_PLANNER_SETTINGS } from './order-page.sql';

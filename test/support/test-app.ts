@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Pool } from 'pg';
-import type { AppOptions } from '../../src/app-options';
+import type { AppOptions } from '../../src/database/app-options';
 import { AppModule } from '../../src/app.module';
 import { ApiKeyStore } from '../../src/auth/api-key.store';
 import { configureApp, createHttpAdapter } from '../../src/app.setup';
