@@ -4,6 +4,8 @@ import { APP_OPTIONS, AppOptions } from './app-options';
 import { RequireApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
+import { JsonStreamSender } from './common/http/send-json-stream';
+import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
@@ -44,8 +46,22 @@ export class AppModule {
         HealthModule,
         OrdersModule,
       ],
-      providers: [{ provide: APP_OPTIONS, useValue: options }, ...GUARD_CHAIN],
-      exports: [APP_OPTIONS],
+      providers: [
+        { provide: APP_OPTIONS, useValue: options },
+        // The sender of JSON lists, for every module's list routes: through it, a HEAD of a list
+        // is answered without reading the list.
+        {
+          provide: JsonStreamSender,
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) =>
+            new JsonStreamSender({
+              stallTimeoutMs: config.stallTimeoutMs,
+              shutdown: config.shutdown,
+            }),
+        },
+        ...GUARD_CHAIN,
+      ],
+      exports: [APP_OPTIONS, JsonStreamSender],
       global: true,
     };
   }
