@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_OPTIONS, AppOptions } from './database/app-options';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
+import { JsonStreamSender } from './common/http/send-json-stream';
+import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { GUARD_CHAIN } from './guards/guard-chain';
@@ -31,8 +33,22 @@ export class AppModule {
         HealthModule,
         OrdersModule,
       ],
-      providers: [{ provide: APP_OPTIONS, useValue: options }, ...GUARD_CHAIN],
-      exports: [APP_OPTIONS],
+      providers: [
+        { provide: APP_OPTIONS, useValue: options },
+        // The sender of JSON lists, for every module's list routes: through it, a HEAD of a list
+        // is answered without reading the list.
+        {
+          provide: JsonStreamSender,
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) =>
+            new JsonStreamSender({
+              stallTimeoutMs: config.stallTimeoutMs,
+              shutdown: config.shutdown,
+            }),
+        },
+        ...GUARD_CHAIN,
+      ],
+      exports: [APP_OPTIONS, JsonStreamSender],
       global: true,
     };
   }

@@ -17,6 +17,7 @@ import { observeRequests } from './logging/observe-requests';
 import { MetricsService } from './metrics/metrics.service';
 import { SWAGGER_UI_PATH } from './openapi/openapi-paths';
 import { setupOpenApi } from './openapi/openapi-routes';
+import { onlySwaggerUiFiles } from './openapi/swagger-ui-files';
 
 /**
  * What every response carries: the headers OWASP's REST Security Cheat Sheet asks of a JSON API.
@@ -116,9 +117,9 @@ export function configureApp(
   app.enableVersioning(API_VERSIONING);
   // The OpenAPI documents (/openapi.json, /openapi/vN.json) and Swagger UI at /docs: public,
   // mounted after the controllers' routes, so that an API request meets its own route before
-  // their layers (the paths never overlap).
+  // their layers (the paths never overlap). Under /docs, only the files of Swagger UI's page.
   app.get(RouteNotFoundHandler).afterControllers(() => {
-    app.use(SWAGGER_UI_PATH, pageSecurityHeaders);
+    app.use(SWAGGER_UI_PATH, onlySwaggerUiFiles, pageSecurityHeaders);
     (options.documents ?? setupOpenApi)(app);
   });
   return app;

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import request from 'supertest';
 import { ADMIN_API } from '../src/admin/admin.errors';
 import { registeredErrorCodes } from '../src/common/errors/error-code';
 // Every module's settings are declared as its files load: the application's, all of them.
@@ -18,6 +19,8 @@ import {
   shellBlocksUnder,
   tableRows,
 } from './support/markdown';
+import { startAdminApp, type AdminTestApp } from './support/admin-app';
+import { expectErrorBody } from './support/client';
 import { createTestApp, listen, TestApp } from './support/test-app';
 
 /**
@@ -139,6 +142,80 @@ describe('documentation', () => {
     expect(orphans).toEqual([]);
     expect(anchorsOf(read('README.md')).size).toBeGreaterThan(2);
   });
+});
+
+/**
+ * Swagger UI at /docs serves what its page loads, and nothing else of the swagger-ui-dist folder
+ * it comes from: on the API's listener and on the admin listener alike.
+ */
+describe("Swagger UI's files under /docs", () => {
+  let t: TestApp;
+  let admin: AdminTestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    admin = await startAdminApp(t);
+  });
+  afterAll(async () => {
+    await admin.admin.close();
+    await t.close();
+  });
+
+  const listeners = [
+    ['API', () => t.http],
+    ['admin', () => admin.http],
+  ] as const;
+
+  it.each(listeners)(
+    "the %s listener serves Swagger UI's page and what it loads",
+    async (_, http) => {
+      const page = await request(http()).get('/docs').expect(200);
+      const loaded = [...page.text.matchAll(/(?:href|src)="\.\/docs\/([^"]+)"/g)].map((m) => m[1]);
+      expect(loaded.sort()).toEqual([
+        'favicon-16x16.png',
+        'favicon-32x32.png',
+        'swagger-ui-bundle.js',
+        'swagger-ui-init.js',
+        'swagger-ui-standalone-preset.js',
+        'swagger-ui.css',
+      ]);
+      await request(http()).get('/docs/').expect(200);
+      for (const file of loaded) {
+        const res = await request(http()).get(`/docs/${file}`);
+        expect({ file, status: res.status }).toEqual({ file, status: 200 });
+      }
+    },
+  );
+
+  it.each(listeners)(
+    'the %s listener answers any other file of swagger-ui-dist 404 NOT_FOUND, its version untold',
+    async (_, http) => {
+      for (const path of [
+        '/docs/package.json',
+        '/docs/%70ackage.json',
+        '/docs/README.md',
+        '/docs/LICENSE',
+        '/docs/NOTICE',
+        '/docs/index.html',
+        '/docs/index.css',
+        '/docs/index.js',
+        '/docs/absolute-path.js',
+        '/docs/oauth2-redirect.html',
+        '/docs/swagger-ui.js',
+        '/docs/swagger-ui-bundle.js.map',
+        '/docs/swagger-ui-bundle.js.LICENSE.txt',
+        '/docs/swagger-ui-es-bundle.js',
+        '/docs/swagger-ui-es-bundle-core.js',
+        '/docs/log.bundle-sizes.swagger-ui.txt',
+        '/docs/missing.js',
+      ]) {
+        const res = await request(http()).get(path);
+        expect({ path, status: res.status }).toEqual({ path, status: 404 });
+        expectErrorBody(res, 404, 'NOT_FOUND');
+        expect(res.text).not.toMatch(/swagger-ui-dist|"version"/);
+      }
+    },
+  );
 });
 
 /** Every `code` of an Error example anywhere in an OpenAPI document. */

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { setJsonContentType } from '../common/http/json-content-type';
+import { sendJson } from '../common/http/send-json-stream';
 import { orderJson } from './order-json';
 import type { OrderPageRow } from './order-page.sql';
 
@@ -52,12 +52,13 @@ export function nextPageLink(req: Request, search: string, nextCursor: string): 
   return `<${req.protocol}://${req.host}${path}?${query.toString()}>; rel="next"`;
 }
 
-/** Answers 200 with the page, and its `Link` to the next one when there is more. */
+/**
+ * Answers 200 with the page, and its `Link` to the next one when there is more. A `HEAD` gets the
+ * same head, `Link` included, and the page is never written out as JSON (see `sendJson`).
+ */
 export function sendOrderPage(res: Response, search: string, page: OrderPage): void {
   if (page.nextCursor !== undefined) {
     res.setHeader('Link', nextPageLink(res.req, search, page.nextCursor));
   }
-  res.status(200);
-  setJsonContentType(res);
-  res.end(orderPageJson(page));
+  sendJson(res, () => orderPageJson(page));
 }

@@ -58,7 +58,8 @@ export class OrdersController {
   })
   async listOrders(@Res() res: Response): Promise<void> {
     setSuccessorVersionLink(res);
-    this.sender.send(res, await this.orders.listAsJson(), {
+    // The list is read only for a GET: a HEAD is answered its head without it.
+    await this.sender.send(res, () => this.orders.listAsJson(), {
       onError: (err) => {
         this.logger.error({ err, reqId: res.req.id }, 'order list broken off mid-stream');
       },

@@ -1,8 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { JsonStreamSender } from '../common/http/send-json-stream';
-import { AppConfig } from '../config/app-config';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderCursorSecret } from './order-cursor-secret';
@@ -22,18 +20,6 @@ import { orderSettings } from './orders.settings';
 @Module({
   imports: [TypeOrmModule.forFeature([Order]), ConfigModule.forFeature(orderSettings)],
   controllers: [OrdersController, OrdersV2Controller],
-  providers: [
-    OrdersService,
-    OrderPagesService,
-    OrderPagePool,
-    OrderCursorSecret,
-    DemoOrdersSeeder,
-    {
-      provide: JsonStreamSender,
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) =>
-        new JsonStreamSender({ stallTimeoutMs: config.stallTimeoutMs, shutdown: config.shutdown }),
-    },
-  ],
+  providers: [OrdersService, OrderPagesService, OrderPagePool, OrderCursorSecret, DemoOrdersSeeder],
 })
 export class OrdersModule {}

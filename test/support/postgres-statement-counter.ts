@@ -5,11 +5,19 @@ const ENCRYPTION_REQUESTS = new Set([80877103, 80877104]);
 
 /**
  * Reads the frontend side of a PostgreSQL connection (protocol 3.0) and reports the text of each
- * statement sent: a simple query (`Q`) or a prepared one (`P`).
+ * statement sent: a simple query (`Q`) or a prepared one (`P`); and of each statement run: a
+ * simple query, or a prepared one bound to be executed (`B`, by its name on this connection), as
+ * pg sends a named statement's text once per connection and only binds it after that.
  */
-function statementReader(onStatement: (text: string) => void): (chunk: Buffer) => void {
+function statementReader(
+  onStatement: (text: string) => void,
+  onExecution: (text: string) => void,
+): (chunk: Buffer) => void {
   let buffered = Buffer.alloc(0);
   let started = false;
+  const prepared = new Map<string, string>();
+  const cString = (message: Buffer, at: number): string =>
+    message.toString('utf8', at, message.indexOf(0, at));
   return (chunk) => {
     buffered = Buffer.concat([buffered, chunk]);
     for (;;) {
@@ -25,10 +33,21 @@ function statementReader(onStatement: (text: string) => void): (chunk: Buffer) =
         continue;
       }
       const type = String.fromCharCode(message[0]);
-      if (type === 'Q') onStatement(message.toString('utf8', 5, total - 1));
+      if (type === 'Q') {
+        const text = message.toString('utf8', 5, total - 1);
+        onStatement(text);
+        onExecution(text);
+      }
       if (type === 'P') {
-        const nameEnd = message.indexOf(0, 5);
-        onStatement(message.toString('utf8', nameEnd + 1, message.indexOf(0, nameEnd + 1)));
+        const name = cString(message, 5);
+        const text = cString(message, 5 + Buffer.byteLength(name) + 1);
+        prepared.set(name, text);
+        onStatement(text);
+      }
+      if (type === 'B') {
+        const portal = cString(message, 5);
+        const text = prepared.get(cString(message, 5 + Buffer.byteLength(portal) + 1));
+        if (text !== undefined) onExecution(text);
       }
     }
   };
@@ -42,6 +61,7 @@ function statementReader(onStatement: (text: string) => void): (chunk: Buffer) =
  */
 export class PostgresStatementCounter {
   private readonly counts = new Map<string, number>();
+  private readonly executions = new Map<string, number>();
   private readonly sockets = new Set<Socket>();
 
   private constructor(
@@ -73,6 +93,11 @@ export class PostgresStatementCounter {
     return this.counts.get(text) ?? 0;
   }
 
+  /** Runs so far of the statement of exactly this text, prepared or simple, on any connection. */
+  executed(text: string): number {
+    return this.executions.get(text) ?? 0;
+  }
+
   /** Statements sent so far whose text matches `pattern`, whatever their exact text. */
   countMatching(pattern: RegExp): number {
     let total = 0;
@@ -91,7 +116,10 @@ export class PostgresStatementCounter {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     }
-    const read = statementReader((text) => this.counts.set(text, this.count(text) + 1));
+    const read = statementReader(
+      (text) => this.counts.set(text, this.count(text) + 1),
+      (text) => this.executions.set(text, this.executed(text) + 1),
+    );
     client.on('data', read);
     client.pipe(upstream);
     upstream.pipe(client);

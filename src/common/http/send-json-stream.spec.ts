@@ -11,6 +11,7 @@ import { JsonStreamSender } from './send-json-stream';
  */
 function responseTo(
   takeMs: number | undefined,
+  method = 'GET',
 ): Response & { text: () => string; headers: Map<string, unknown> } {
   const taken: Buffer[] = [];
   const headers = new Map<string, unknown>();
@@ -25,6 +26,7 @@ function responseTo(
     },
   });
   return Object.assign(res, {
+    req: { method },
     headersSent: true,
     headers,
     setHeader: (name: string, value: unknown) => headers.set(name, value),
@@ -56,7 +58,7 @@ describe('JsonStreamSender', () => {
     const stream = body(100);
     const onStall = jest.fn();
 
-    sender.send(res, stream, { onError: jest.fn(), onStall });
+    void sender.send(res, () => Promise.resolve(stream), { onError: jest.fn(), onStall });
     await once(res, 'close');
 
     expect(onStall).toHaveBeenCalledTimes(1);
@@ -71,7 +73,7 @@ describe('JsonStreamSender', () => {
     const res = responseTo(20);
     const onStall = jest.fn();
 
-    sender.send(res, body(30), { onError: jest.fn(), onStall });
+    void sender.send(res, () => Promise.resolve(body(30)), { onError: jest.fn(), onStall });
     await once(res, 'finish');
 
     expect(onStall).not.toHaveBeenCalled();
@@ -87,7 +89,7 @@ describe('JsonStreamSender', () => {
     const socket = { bytesWritten: 0, writableLength: 0 };
     Object.assign(res, { socket });
     const onStall = jest.fn();
-    sender.send(res, body(100), { onError: jest.fn(), onStall });
+    void sender.send(res, () => Promise.resolve(body(100)), { onError: jest.fn(), onStall });
 
     const taking = setInterval(() => (socket.bytesWritten += 1000), 50);
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -105,7 +107,7 @@ describe('JsonStreamSender', () => {
     const sender = new JsonStreamSender(settings(600_000, 2_000));
     const res = responseTo(undefined);
     const onStall = jest.fn();
-    sender.send(res, body(100), { onError: jest.fn(), onStall });
+    void sender.send(res, () => Promise.resolve(body(100)), { onError: jest.fn(), onStall });
     await new Promise(setImmediate);
     expect(sender.watches.size).toBe(1);
 
@@ -114,5 +116,18 @@ describe('JsonStreamSender', () => {
 
     expect(onStall).toHaveBeenCalledTimes(1);
     expect(onStall.mock.calls[0][0]).toBeLessThan(600_000);
+  });
+
+  it('answers a HEAD its head at once, without asking for the body', async () => {
+    const sender = new JsonStreamSender(settings(100));
+    const res = responseTo(0, 'HEAD');
+    const source = jest.fn(() => Promise.resolve(body(3)));
+
+    await sender.send(res, source, { onError: jest.fn(), onStall: jest.fn() });
+
+    expect(source).not.toHaveBeenCalled();
+    expect(res.writableEnded).toBe(true);
+    expect(res.headers.get('Content-Type')).toBe('application/json; charset=utf-8');
+    expect(res.text()).toBe('');
   });
 });

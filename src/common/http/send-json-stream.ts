@@ -66,6 +66,38 @@ class StallWatch {
 }
 
 /**
+ * Makes the body of a JSON answer: called only when a body is to be sent. A list reads the
+ * database here, and only here, so that a `HEAD` of the route, which has no body, reads nothing.
+ */
+export type JsonBodySource = () => Promise<Readable | string>;
+
+/**
+ * Answers a `HEAD` of a JSON route with the head of its `GET`: 200, the JSON Content-Type, and
+ * every header set before (the request's id, the rate limits, the route's links); no
+ * Content-Length, as that would need the body. True if it did; false for any other method.
+ *
+ * Express runs a route's `GET` handler for `HEAD`, and Node drops what is written: without this, a
+ * `HEAD` of a list read and serialised every order for nothing. Whatever comes before the body
+ * (guards, pipes, the handler's own checks) has run by then, so a `HEAD` is refused exactly as its
+ * `GET` would be.
+ */
+export function answeredHead(res: Response): boolean {
+  if (res.req.method !== 'HEAD') return false;
+  res.status(200);
+  setJsonContentType(res);
+  res.end();
+  return true;
+}
+
+/** Answers 200 with a whole JSON body, made only for a `GET` (see {@link answeredHead}). */
+export function sendJson(res: Response, json: () => string): void {
+  if (answeredHead(res)) return;
+  res.status(200);
+  setJsonContentType(res);
+  res.end(json());
+}
+
+/**
  * Sends JSON bodies that are either whole (a string: one write, with a Content-Length) or a stream
  * of JSON text, with back-pressure. If the client goes away, the stream is destroyed (releasing
  * whatever it holds); if it fails after the first byte, the connection is cut without the final
@@ -86,8 +118,11 @@ class StallWatch {
  * `drain`: those are the moments the response waits on the client. (`stream.pipeline()` would
  * also allocate an AbortController, and a DOMException when it settles, per response.)
  *
- * A provider of the feature that streams (its module builds it from the configuration), so that
- * Nest calls its shutdown hook.
+ * The body comes from a {@link JsonBodySource}, asked for only when there is a body to send: a
+ * `HEAD` is answered its head at once (see {@link answeredHead}), and its list is never read.
+ *
+ * A provider of every module (AppModule builds it from the configuration), so that Nest calls
+ * its shutdown hook.
  */
 export class JsonStreamSender implements BeforeApplicationShutdown {
   /** The current stall limit. */
@@ -107,7 +142,13 @@ export class JsonStreamSender implements BeforeApplicationShutdown {
     this.shutdownStallLimitMs = Math.max(1000, Math.floor((timeoutMs - drainDelayMs) / 2));
   }
 
-  send(res: Response, body: Readable | string, events: JsonStreamEvents): void {
+  /**
+   * Answers 200 with the body `source` makes, once it has made it: a source that fails (a
+   * database that is down) fails here, before any byte is sent, and gets a proper error response.
+   */
+  async send(res: Response, source: JsonBodySource, events: JsonStreamEvents): Promise<void> {
+    if (answeredHead(res)) return;
+    const body = await source();
     res.status(200);
     setJsonContentType(res);
     if (typeof body === 'string') {
