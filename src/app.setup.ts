@@ -60,7 +60,7 @@ export function trustProxySetting(value: string): boolean | number | string {
 /**
  * The Express application Nest serves on, for `NestFactory.create`, on a server whose requests and
  * responses have their properties declared up front ({@link ApiExpressAdapter}). Paths are
- * case-sensitive (RFC 3986, contract §3): `/V1/store/orders` is no alias of `/v1/store/orders`.
+ * case-sensitive (RFC 3986): `/V1/store/orders` is no alias of `/v1/store/orders`.
  * Express's router reads that setting once, when it is created, and Nest's adapter creates it in
  * its constructor: so the setting is made here, before the adapter exists.
  */

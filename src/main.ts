@@ -93,7 +93,7 @@ async function bootstrap(): Promise<void> {
       'Bootstrap',
     );
   }
-  // The admin API (contract §10): a second application on its own listener, only when asked for.
+  // The admin API: a second application on its own listener, only when asked for.
   const adminListener = adminListenerOf(process.env);
   const admin = adminListener && {
     ...adminListener,

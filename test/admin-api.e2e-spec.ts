@@ -20,7 +20,7 @@ const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 
 
 const BEARER = 'Bearer realm="store-orders"';
 
-describe('admin API (contract §10)', () => {
+describe('admin API', () => {
   const a = adminAppPerSuite();
   let t: TestApp;
 

@@ -1,5 +1,5 @@
 /**
- * The audit trail (contract section 10): every key change by the keys tool and every cancellation
+ * The audit trail: every key change by the keys tool and every cancellation
  * that changed an order writes one event in the same transaction as the change, none for a change
  * that changes nothing; `npm run keys -- audit` pages them newest first; and the table is
  * append-only, whoever connects.

@@ -114,7 +114,7 @@ describe('a module owns its entity and migration', () => {
   });
 });
 
-/** The route limits of contract §8, on one app (or two sharing Redis: `other`). */
+/** The route limits a module may set, on one app (or two sharing Redis: `other`). */
 function routeLimits(apps: () => { t: TestApp; other: TestApp }): void {
   it('counts a @Throttle route per key: the 4th request in its minute is 429, the headers show its window', async () => {
     const { t, other } = apps();

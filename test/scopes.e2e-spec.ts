@@ -73,7 +73,7 @@ function expectInsufficientScope(
   expect(res.headers['www-authenticate']).toBe(challenge(scope));
 }
 
-describe('scopes (contract §9) through HTTP', () => {
+describe('scopes through HTTP', () => {
   let t: TestApp;
   let database: PostgresStatementCounter;
   const issue = async (request: Partial<IssueKeyRequest>): Promise<string> =>

@@ -3,7 +3,7 @@ import type { IssuedKey, KeySummary } from '../auth/api-key.store';
 import { issuedJson, keyJson } from '../cli/keys-output';
 import { PLANS } from '../plans/plans';
 
-/** A Key's fields in the admin API (contract §10): the keys tool's `--json` ones it names. */
+/** A Key's fields in the admin API: the keys tool's `--json` ones it names. */
 const KEY_FIELDS = [
   'id',
   'name',

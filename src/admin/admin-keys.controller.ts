@@ -88,7 +88,7 @@ const BODY_TOO_LARGE = {
 const ID_PARAM = ApiParam({ name: 'id', description: "The key's id (a UUID).", format: 'uuid' });
 
 /**
- * The admin API (contract §10): a thin HTTP layer over the keys service, which the keys tool
+ * The admin API: a thin HTTP layer over the keys service, which the keys tool
  * calls too. Served only by the admin listener; every route needs a key with `keys:admin`.
  * Its paths carry their own version (`/admin/v1/...`): URI versioning would put it first.
  */

@@ -4,7 +4,7 @@ import { defineErrorCodes } from '../common/errors/error-code';
 /** The admin API's name in the code registry: its document lists its codes, the API's do not. */
 export const ADMIN_API = 'admin';
 
-/** The errors of the admin API (contract §10). */
+/** The errors of the admin API. */
 export const AdminErrors = defineErrorCodes(
   {
     /** A body that is not JSON, or a field of the wrong type, out of its rules or unknown. */

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsIP, IsOptional, Max, Min } from 'class-validator';
 import { defineSettings, toInt, validateSettings } from '../config/settings';
 
-/** The admin API's own environment variables (contract §10). */
+/** The admin API's own environment variables. */
 export class AdminSettingsSchema {
   /**
    * The port of the admin API's own listener; unset, there is no admin API at all. 0 picks a

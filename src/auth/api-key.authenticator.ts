@@ -68,7 +68,7 @@ export class ApiKeyAuthenticator {
   authenticateFromCache(req: Request): string | undefined {
     if (req.auth !== undefined || req.authFailure !== undefined) return undefined;
     const header = req.headers.authorization;
-    // A proxy and the service must never see different keys (contract §2).
+    // A proxy and the service must never see different keys.
     if (header !== undefined && authorizationFields(req.rawHeaders) > 1) {
       req.authFailure = 'ambiguous';
       return undefined;

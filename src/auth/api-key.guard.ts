@@ -20,7 +20,7 @@ const CHALLENGES: Record<NonNullable<Request['authFailure']>, string> = {
 };
 
 /**
- * The 401 of the contract: with `error="invalid_token"` when a key was presented, and the
+ * The 401 of an unauthenticated request: with `error="invalid_token"` when a key was presented, and the
  * description RFC 6750 §3 gives as its example when that key has expired.
  */
 export function unauthorized(req: Request): ApiException {
@@ -29,7 +29,7 @@ export function unauthorized(req: Request): ApiException {
 }
 
 /**
- * The 403 of a valid key without the scope the route needs (contract §9), with the challenge of
+ * The 403 of a valid key without the scope the route needs, with the challenge of
  * RFC 6750 §3.1 naming that scope.
  */
 export function insufficientScope(scope: string): ApiException {

@@ -2,7 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'sk_';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** 43 base62 characters carry 256 bits; the contract asks for at least 128. */
+/** 43 base62 characters carry 256 bits; at least 128 are needed. */
 export const API_KEY_RANDOM_CHARS = 43;
 /** Characters of a key kept in clear for display (`sk_` and the first 6 random ones). */
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6;

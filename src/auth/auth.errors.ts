@@ -7,7 +7,7 @@ export const AuthErrors = defineErrorCodes({
     status: HttpStatus.UNAUTHORIZED,
     message: 'A valid API key is required: send Authorization: Bearer <API_KEY>',
   },
-  /** A valid key without the scope the route needs (contract §9); the message names the scope. */
+  /** A valid key without the scope the route needs; the message names the scope. */
   INSUFFICIENT_SCOPE: {
     status: HttpStatus.FORBIDDEN,
     message: 'The API key lacks the scope this operation requires',

@@ -70,7 +70,7 @@ export function Stability(marker: StabilityMarker): ClassDecorator & MethodDecor
 }
 
 /**
- * Deprecates a route, or every route of a controller, with its sunset date (contract §8): the
+ * Deprecates a route, or every route of a controller, with its sunset date: the
  * operation is `deprecated` in the OpenAPI document with its sunset in the description; every
  * response carries `Deprecation`, `Sunset` and, with a link, `Link: <link>; rel="deprecation"`;
  * from the sunset date (midnight UTC) on, the route answers 410 `GONE` with the same headers.

@@ -18,7 +18,7 @@ export const REQUEST_LOG = Symbol('REQUEST_LOG');
  * src/platform/request-log.spec.ts fails for one that changes a request line): its level, and
  * errors serialized as pino does, then with every key-shaped string in them redacted. An error
  * may quote what a client sent (a database error its query's parameters, a message its input),
- * and a key never appears in a log line (contract §2). Every other string a client controls is
+ * and a key never appears in a log line. Every other string a client controls is
  * redacted (or refused) before it is logged: the url (`redactUrl`), the request id
  * (`isSafeRequestId`).
  */

@@ -18,7 +18,7 @@ export interface DocumentedResponse {
 
 const integer = { type: 'integer' } as const;
 
-/** On every response under a version, errors included (the contract, section 3). */
+/** On every response under a version, errors included (docs/api.md, Rate limits). */
 export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
     description:

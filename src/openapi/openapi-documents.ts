@@ -154,7 +154,7 @@ function versionDocument(document: OpenAPIObject, version: string): OpenAPIObjec
   );
   pruneUnusedSchemas(document);
   const errorSchema = document.components?.schemas?.Error;
-  // The contract: an error body has exactly these three fields (no decorator says so).
+  // An error body has exactly these three fields (no decorator says so).
   if (errorSchema && !('$ref' in errorSchema)) errorSchema.additionalProperties = false;
   return document;
 }

@@ -14,7 +14,7 @@ export type OrderRow = [
 ];
 
 /**
- * The one mapping from a row to the Order JSON of the contract. Written by hand so int64 values
+ * The one mapping from a row to the Order JSON of the API. Written by hand so int64 values
  * go out as exact, unquoted integers (JSON.stringify would need them as JS numbers) and nulls are
  * left out. Every value here is a number, a boolean, an ISO date or a status constrained by the
  * table, so none needs escaping. Columns after the Order's own (a page's sort key) are ignored.

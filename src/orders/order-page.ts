@@ -11,7 +11,7 @@ export interface OrderPage {
 }
 
 /**
- * The page as the contract writes it: `{"data":[Order…],"hasMore":…,"nextCursor":…}`, each order by
+ * The page as the API documents it: `{"data":[Order…],"hasMore":…,"nextCursor":…}`, each order by
  * the one mapper that v1 uses too (exact int64, nulls left out). A cursor is base64url: no escaping.
  */
 export function orderPageJson(page: OrderPage): string {

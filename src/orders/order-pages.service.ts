@@ -44,7 +44,7 @@ export class OrderPagesService {
    * `scanLimitOf(limit)` orders and returns at most `limit + 1` matching ones, to know whether
    * another page follows. A full page continues after its last order; a page whose scan reached
    * its bound first continues after the last order the scan examined, with fewer orders than
-   * `limit`, or none (contract 7); a scan that ended before its bound is the last page.
+   * `limit`, or none; a scan that ended before its bound is the last page.
    */
   async find(query: OrderPageQuery): Promise<OrderPage> {
     const { filter, sort, limit, cursor } = query;

@@ -9,7 +9,7 @@ const validIp = (value: string | undefined): value is string =>
   value !== undefined && value.length <= MAX_IP_LENGTH && isIP(value) !== 0;
 
 /**
- * Whom an anonymous request counts against (contract §3). Express's `req.ip` under TRUST_PROXY is
+ * Whom an anonymous request counts against. Express's `req.ip` under TRUST_PROXY is
  * whatever `X-Forwarded-For` says, unchecked: a client could make up a new tracker (of any size)
  * per request. So only a valid IP is taken, else the socket's own address; an IPv4-mapped IPv6
  * address is its IPv4 address, and any other IPv6 address stands for its /64, as one subscriber

@@ -24,7 +24,7 @@ import { RouteThrottle, RouteThrottles } from './route-throttle';
  *
  * Not the stock ThrottlerGuard: it checks them one after the other, so a request refused by the
  * day window would already have counted in the minute window; its headers (suffixed, reset in
- * seconds-until) and its exception body are not the contract's.
+ * seconds-until) and its exception body are not the API's.
  *
  * A route's own `@Throttle()` windows are counted with the plan's, in the same atomic step, and
  * `@SkipThrottle()` exempts a route from counting and from the headers (route-throttle.ts).

@@ -16,7 +16,7 @@ import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
     // RateLimitService's storage (RATE_LIMIT_STORAGE, of the global
     // RateLimitStorageModule), not the throttler's own.
     ThrottlerModule.forRoot({
-      // The contract's headers are written by RateLimitService, not the throttler's own.
+      // The X-RateLimit-* headers are written by RateLimitService, not the throttler's own.
       setHeaders: false,
       throttlers: RATE_LIMIT_WINDOWS.map((window) => ({
         name: window.name,

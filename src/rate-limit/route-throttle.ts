@@ -5,7 +5,7 @@ import type { WindowSpec } from './rate-limit.storage';
 
 /**
  * What a route's `@Throttle()` and `@SkipThrottle()` (`@nestjs/throttler`'s own decorators) ask
- * of the plan limiter (contract §8).
+ * of the plan limiter.
  */
 export interface RouteThrottle {
   /** `@SkipThrottle()`: neither counted nor given rate-limit headers. */

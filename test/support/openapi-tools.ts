@@ -121,7 +121,7 @@ interface ScopedOperation {
 }
 
 /**
- * Expects the orders operations of a version's document to state their scope (contract §9):
+ * Expects the orders operations of a version's document to state their scope:
  * `x-required-scopes`, the description, and the 403 `INSUFFICIENT_SCOPE` with its challenge.
  */
 export function expectOrderScopesDocumented(document: object): void {

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The audit trail: one row per change (contract section 10), never updated nor deleted. The
+ * The audit trail: one row per change, never updated nor deleted. The
  * database enforces it whatever role connects: a trigger refuses every UPDATE, DELETE and
  * TRUNCATE, the table owner's and a superuser's included; and the roles that were granted more
  * (docker/postgres/initdb.d/10-roles.sh gives the instances' role UPDATE and DELETE on every

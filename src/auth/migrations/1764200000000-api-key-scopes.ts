@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A key's scopes (contract §9): what it may do, sorted. NULL, as for every existing key, is every
+ * A key's scopes: what it may do, sorted. NULL, as for every existing key, is every
  * scope but `keys:admin`: the keys issued before scopes keep their full access to the API. The
  * key changes trigger announces a change to them like any other column.
  */

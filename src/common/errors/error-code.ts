@@ -107,7 +107,7 @@ const COMMON_BY_STATUS = new Map<number, ErrorCode>(
 /**
  * The error for a bare HTTP status (a stock `HttpException`, an `http-errors` error): the common
  * code of that status if there is one, else the status's standard reason in upper snake case
- * (`422` → `UNPROCESSABLE_ENTITY`, `409` → `CONFLICT`), as contract §8 says.
+ * (`422` → `UNPROCESSABLE_ENTITY`, `409` → `CONFLICT`), as docs/extending.md says.
  */
 export function errorCodeForStatus(status: number): ErrorCode {
   const common = COMMON_BY_STATUS.get(status);
