@@ -111,6 +111,33 @@ describe('keys command arguments', () => {
     expect(error(['--nope'])).toMatchObject({ command: undefined });
   });
 
+  it.each([
+    '\u001b]0;PWNED\u0007\u001b[31m',
+    'a\u0000b',
+    'tab\there',
+    'two\nlines',
+    '\u009b',
+    'r\u202eL',
+  ])('refuses --name %j: a name holds no control character, with the usage of create', (value) => {
+    let error: unknown;
+    try {
+      parseCommand(['create', '--plan', 'free', '--name', value]);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error).toMatchObject({ command: 'create' });
+    expect((error as UsageError).message).toMatch(/^--name must not contain control characters/);
+    // eslint-disable-next-line no-control-regex -- the characters under test
+    expect((error as UsageError).message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+  });
+
+  it('takes any other name as it is', () => {
+    expect(
+      parseCommand(['create', '--plan', 'free', '--name', 'Acme – Zürich 東京 \\x1b']),
+    ).toMatchObject({ label: 'Acme – Zürich 東京 \\x1b' });
+  });
+
   it('reads --scopes: the scopes features declare, or *, comma-separated', () => {
     expect(parseCommand(['create', '--plan', 'free'])).toMatchObject({ scopes: undefined });
     expect(parseCommand(['create', '--plan', 'free', '--scopes', 'orders:read'])).toMatchObject({

@@ -9,6 +9,7 @@ import {
 } from '../audit/audit-trail';
 import { parseRfc3339 } from '../common/rfc3339';
 import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
+import { hasControlCharacter, printable } from './terminal-text';
 
 const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban', 'audit'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -232,7 +233,7 @@ function commandOf(name: CommandName, values: Values, rest: string[]): Command {
       return {
         name,
         plan,
-        label: values.name,
+        label: nameOption(values.name),
         limits: limits as RateLimits | undefined,
         expiry: expiryOf(values['expires-in'], values['expires-at']),
         scopes: scopesOption(values.scopes),
@@ -356,6 +357,16 @@ function scopesOption(value: string | undefined): string[] | undefined {
   const problem = scopesProblem(scopes);
   if (problem !== undefined) throw new UsageError(`--scopes: ${problem}`);
   return scopes;
+}
+
+/** `--name`: any text a terminal shows as it is (a name is printed by list, show, rotate). */
+function nameOption(value: string | undefined): string | undefined {
+  if (value !== undefined && hasControlCharacter(value)) {
+    throw new UsageError(
+      `--name must not contain control characters or bidirectional overrides; got "${printable(value)}"`,
+    );
+  }
+  return value;
 }
 
 /** A decimal count as given on the command line; anything else is NaN (refused as a limit). */

@@ -33,11 +33,12 @@ import {
 } from './keys-output';
 import { relativeTime } from './relative-time';
 import { loadScopeDeclarations } from './scope-declarations';
+import { terminalJson } from './terminal-text';
 
 type StoreCommand = Exclude<Command, { name: 'help' | 'version' }>;
 
 const print = (text: string): void => void process.stdout.write(text);
-const printJson = (value: unknown): void => print(`${JSON.stringify(value)}\n`);
+const printJson = (value: unknown): void => print(`${terminalJson(value)}\n`);
 
 /** The audit trail's actor for this tool: `cli:` and the OS user running it. */
 function cliActor(): AuditActor {
