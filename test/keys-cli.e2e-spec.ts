@@ -408,6 +408,66 @@ describe('keys command-line tool (npm run keys)', () => {
     }
   });
 
+  it('never prints a control character from a key name: list, show and audit write them out, --json escapes them, create refuses them', async () => {
+    const hostile = '\u001b]0;PWNED\u0007\u001b[31m';
+    const escaped = '\\x1b]0;PWNED\\x07\\x1b[31m';
+    // A name as the admin API or SQL could have set it, C1 and a bidi override besides.
+    const name = `${hostile}\u009b\u202e`;
+    const { rows } = await app.t.db.query<{ id: string }>(
+      `INSERT INTO api_keys (name, prefix, key_hash, plan)
+       VALUES ($1, 'sk_escape', md5(random()::text) || md5(random()::text), 'pro') RETURNING id`,
+      [name],
+    );
+    const { id } = rows[0];
+    await app.t.db.query(
+      `INSERT INTO audit_events (actor, action, target) VALUES ($1, 'key.revoked', $2)`,
+      [`cli:${hostile}`, `key:${id}`],
+    );
+    /** Nothing a terminal acts on: no control character but the lines' own newlines. */
+    // eslint-disable-next-line no-control-regex -- the characters under test
+    const inert = /^[^\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$/;
+
+    const listed = await keys('list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(inert);
+    const row = listed.stdout.split('\n').find((r) => r.startsWith(id.slice(0, 8)));
+    expect(row).toContain(`  ${escaped}\\x9b\\u202e  sk_escape…  pro  `);
+
+    const shown = await keys('show', id);
+    expect(shown.stdout).toMatch(inert);
+    expect(shown.stdout).toContain(`\nName       ${escaped}\\x9b\\u202e\n`);
+
+    const audit = await keys('audit', '--target', `key:${id}`);
+    expect(audit.stdout).toMatch(inert);
+    expect(audit.stdout).toContain(`cli:${escaped}  key.revoked`);
+
+    // JSON: the same name to a parser, every control character as its \u escape.
+    for (const args of [
+      ['list', '--json'],
+      ['show', id, '--json'],
+    ]) {
+      const json = await keys(...args);
+      expect(json.stdout).toMatch(inert);
+      const parsed = JSON.parse(json.stdout) as
+        { id: string; name: string } | { id: string; name: string }[];
+      expect([parsed].flat().find((k) => k.id === id)?.name).toBe(name);
+    }
+    const auditJson = await keys('audit', '--target', `key:${id}`, '--json');
+    expect(auditJson.stdout).toMatch(inert);
+    expect((JSON.parse(auditJson.stdout) as { data: { actor: string }[] }).data[0].actor).toBe(
+      `cli:${hostile}`,
+    );
+
+    const before = await keyCount();
+    const refused = await keys('create', '--plan', 'free', '--name', `shop${hostile}`);
+    expect(refused).toMatchObject({ code: 2, stdout: '' });
+    expect(refused.stderr).toContain('keys: --name must not contain control characters');
+    expect(refused.stderr).toContain(`shop${escaped}`);
+    expect(refused.stderr).toMatch(inert);
+    expect(refused.stderr).toContain('create --plan');
+    expect(await keyCount()).toBe(before);
+  });
+
   it('refuses an expiry in the past, writing nothing', async () => {
     const before = await keyCount();
     const result = await keys(

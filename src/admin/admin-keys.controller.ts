@@ -19,10 +19,9 @@ import {
   KeyNotFoundError,
   RevokedKeyError,
 } from '../auth/api-key.store';
-import { KeysService } from '../auth/keys.service';
+import { DEFAULT_GRACE_MS, KeysService } from '../auth/keys.service';
 import { RequestActor } from '../auth/request-actor.decorator';
 import { KEYS_ADMIN, RequireScope, scopesProblem } from '../auth/scopes';
-import { DEFAULT_GRACE_MS } from '../cli/keys-command';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
 import { parseRfc3339 } from '../common/rfc3339';

@@ -18,6 +18,9 @@ export interface RotateKeyRequest {
   expiresAt?: Date;
 }
 
+/** The grace period of a rotation that names none: the old key keeps working for a day. */
+export const DEFAULT_GRACE_MS = 24 * 3_600_000;
+
 /**
  * Key administration: issue, rotate, revoke, unban, list, show, and the audit trail. The one
  * service the `keys` tool calls (and the admin API is a thin HTTP layer over), so both obey the

@@ -3,14 +3,33 @@
 import '../orders/order.scopes';
 import '../auth/key.audit';
 import '../orders/order.audit';
-import {
-  DEFAULT_GRACE_MS,
-  duration,
-  parseCommand,
-  rfc3339,
-  UsageError,
-  usageOf,
-} from './keys-command';
+import { CommanderError, InvalidArgumentError } from 'commander';
+import { DEFAULT_GRACE_MS } from '../auth/keys.service';
+import { type Command, duration, parseCommand, rfc3339 } from './keys-command';
+
+/** What the tool makes of `argv` before the database: the command, or what it printed and its exit code. */
+function parse(argv: string[]): { command?: Command; code: number; out: string; err: string } {
+  let out = '';
+  let err = '';
+  const output = {
+    writeOut: (text: string) => (out += text),
+    writeErr: (text: string) => (err += text),
+  };
+  try {
+    return { command: parseCommand(argv, output, '1.2.3'), code: 0, out, err };
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    return { code: error.exitCode, out, err };
+  }
+}
+
+/** The error `argv` is refused with (exit code 2, nothing on stdout), and the usage shown after it. */
+function refusal(argv: string[]): string {
+  const result = parse(argv);
+  expect(result).toMatchObject({ code: 2, out: '' });
+  expect(result.err).toMatch(/^keys: .+\n(.+\n)?\nUsage: npm run keys -- /);
+  return result.err;
+}
 
 describe('keys command arguments', () => {
   it('reads create with its options', () => {
@@ -56,7 +75,7 @@ describe('keys command arguments', () => {
     [['create', '--plan']],
     [['create', '--unknown']],
   ])('refuses %j', (argv) => {
-    expect(() => parseCommand(argv)).toThrow(UsageError);
+    refusal(argv);
   });
 
   it('reads expiry, show and rotate', () => {
@@ -83,35 +102,60 @@ describe('keys command arguments', () => {
     });
   });
 
-  it('reads --help (per command) and --version before anything else', () => {
-    expect(parseCommand(['--help'])).toEqual({ name: 'help', command: undefined });
-    expect(parseCommand(['rotate', '-h'])).toEqual({ name: 'help', command: 'rotate' });
-    expect(parseCommand(['create', '--bogus', '--help'])).toEqual({
-      name: 'help',
-      command: 'create',
-    });
-    expect(parseCommand(['--version'])).toEqual({ name: 'version' });
+  it('prints --help (per command) and --version before anything else, exit code 0', () => {
+    const all = parse(['--help']);
+    expect(all).toMatchObject({ code: 0, err: '' });
+    expect(all.out).toMatch(/^Usage: npm run keys -- <command> \[options\]\n/);
+    expect(all.out).toMatch(/^Commands:\n( {2}.+\n)* {2}show <id> +One key in full/m);
+    const rotate = parse(['rotate', '-h']);
+    expect(rotate).toMatchObject({ code: 0, err: '' });
+    expect(rotate.out).toMatch(
+      /^Usage: npm run keys -- rotate <id> \[--grace DURATION\] \[--expires-in DURATION\] \[--expires-at TIME\] \[--json\]\n/,
+    );
+    expect(rotate.out).toMatch(/^ {2}--grace DURATION +How long the old key keeps working/m);
+    expect(parse(['create', '--bogus', '--help']).out).toMatch(/^Usage: npm run keys -- create /);
+    expect(parse(['help', 'unban']).out).toMatch(/^Usage: npm run keys -- unban <id>\n/);
+    expect(parse(['--version'])).toEqual({ code: 0, out: '1.2.3\n', err: '' });
   });
 
-  it('says what is wrong in its own words, naming the command whose usage to show', () => {
-    const error = (argv: string[]): UsageError => {
-      try {
-        parseCommand(argv);
-      } catch (e) {
-        if (e instanceof UsageError) return e;
-      }
-      throw new Error('no UsageError');
-    };
-    expect(error(['list', '--bogus'])).toMatchObject({
-      message: 'unknown option --bogus',
-      command: 'list',
-    });
-    expect(error(['create', '--plan'])).toMatchObject({
-      message: '--plan needs a value',
-      command: 'create',
-    });
-    expect(error(['rotate', 'x', '--grace', 'soon'])).toMatchObject({ command: 'rotate' });
-    expect(error(['--nope'])).toMatchObject({ command: undefined });
+  it('says what is wrong in its own words, with the usage of the command', () => {
+    expect(refusal(['list', '--bogus'])).toMatch(
+      /^keys: unknown option --bogus\n[^]*\nUsage: npm run keys -- list \[--json\]\n/,
+    );
+    expect(refusal(['create', '--plan'])).toMatch(
+      /^keys: --plan needs a value\n\nUsage: npm run keys -- create --plan PLAN /,
+    );
+    expect(refusal(['rotate', 'x', '--grace', 'soon'])).toMatch(
+      /^keys: --grace must be a number followed by s, m, h or d \(e\.g\. 90d, 24h\); got "soon"\n\nUsage: npm run keys -- rotate <id> /,
+    );
+    expect(refusal(['create', '--plan', 'enterprise', '--per-day', '5'])).toMatch(
+      /^keys: an enterprise key needs both --per-minute N and --per-day N\n\nUsage: npm run keys -- create /,
+    );
+    const top = refusal(['--nope']);
+    expect(top).toMatch(/^keys: unknown option --nope\n/);
+    expect(top).toContain('\nCommands:\n');
+    expect(refusal([])).toMatch(/^keys: a command is needed\n/);
+  });
+
+  it.each([
+    '\u001b]0;PWNED\u0007\u001b[31m',
+    'a\u0000b',
+    'tab\there',
+    'two\nlines',
+    '\u009b',
+    'r\u202eL',
+  ])('refuses --name %j: a name holds no control character, with the usage of create', (value) => {
+    const error = refusal(['create', '--plan', 'free', '--name', value]);
+    expect(error).toMatch(/^keys: --name must not contain control characters/);
+    expect(error).toContain('Usage: npm run keys -- create ');
+    // eslint-disable-next-line no-control-regex -- the characters under test
+    expect(error).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+  });
+
+  it('takes any other name as it is', () => {
+    expect(
+      parseCommand(['create', '--plan', 'free', '--name', 'Acme – Zürich 東京 \\x1b']),
+    ).toMatchObject({ label: 'Acme – Zürich 東京 \\x1b' });
   });
 
   it('reads --scopes: the scopes features declare, or *, comma-separated', () => {
@@ -134,25 +178,20 @@ describe('keys command arguments', () => {
     ['', 'at least one scope'],
     [',', 'at least one scope'],
   ])('refuses --scopes %p, naming what is wrong, with the usage of create', (value, message) => {
-    let error: unknown;
-    try {
-      parseCommand(['create', '--plan', 'free', '--scopes', value]);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(UsageError);
-    expect(error).toMatchObject({ command: 'create' });
-    expect((error as UsageError).message).toContain(message);
+    const error = refusal(['create', '--plan', 'free', '--scopes', value]);
+    expect(error).toMatch(/^keys: --scopes: /);
+    expect(error).toContain(message);
+    expect(error).toContain('Usage: npm run keys -- create ');
   });
 
   it('refuses --scopes on any command but create', () => {
-    expect(() => parseCommand(['rotate', 'abcd', '--scopes', 'orders:read'])).toThrow(
-      'rotate does not take --scopes',
+    expect(refusal(['rotate', 'abcd', '--scopes', 'orders:read'])).toMatch(
+      /^keys: unknown option --scopes\n[^]*\nUsage: npm run keys -- rotate <id> /,
     );
   });
 
   it("lists the known scopes in create's help, with what each grants", () => {
-    const help = usageOf('create');
+    const help = parse(['create', '--help']).out;
     expect(help).toContain('--scopes LIST');
     expect(help).toMatch(/^ {2}orders:read +List the orders/m);
     expect(help).toMatch(/^ {2}keys:admin +The admin API/m);
@@ -170,7 +209,7 @@ describe('keys command arguments', () => {
   it.each(['90', '0', '0d', '1w', '1.5h', '-1d', ' 1d', '99999999d'])(
     'refuses the expiry duration %p',
     (text) => {
-      expect(() => duration('--expires-in', text, false)).toThrow(UsageError);
+      expect(() => duration('--expires-in', text, false)).toThrow(InvalidArgumentError);
     },
   );
 
@@ -192,7 +231,7 @@ describe('keys command arguments', () => {
     '2027-03-01T00:00:00+0100',
     'tomorrow',
   ])('refuses the time %p', (text) => {
-    expect(() => rfc3339('--expires-at', text)).toThrow(UsageError);
+    expect(() => rfc3339('--expires-at', text)).toThrow(InvalidArgumentError);
   });
 
   describe('audit', () => {
@@ -228,11 +267,10 @@ describe('keys command arguments', () => {
     });
 
     it('refuses an unknown action, naming the actions there are', () => {
-      expect(() => parseCommand(['audit', '--action', 'key.deleted'])).toThrow(
-        new UsageError(
-          '--action must be one of key.created, key.rotated, key.revoked, key.unbanned, ' +
-            'order.cancelled; got "key.deleted"',
-          'audit',
+      expect(refusal(['audit', '--action', 'key.deleted'])).toMatch(
+        new RegExp(
+          '^keys: --action must be one of key.created, key.rotated, key.revoked, key.unbanned, ' +
+            'order.cancelled; got "key.deleted"\n\nUsage: npm run keys -- audit ',
         ),
       );
     });
@@ -249,7 +287,7 @@ describe('keys command arguments', () => {
       [['audit', '--plan', 'free']],
       [['list', '--action', 'key.created']],
     ])('refuses %j', (argv) => {
-      expect(() => parseCommand(argv)).toThrow(UsageError);
+      refusal(argv);
     });
   });
 });

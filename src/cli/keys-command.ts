@@ -1,127 +1,26 @@
-/** Arguments of the `keys` tool, parsed and checked before anything touches the database. */
-import { parseArgs } from 'node:util';
-import { EVERY_SCOPE, KEYS_ADMIN, knownScopes, scopesProblem } from '../auth/scopes';
-import { AUDIT_ACTION_NAMES, isAuditAction } from '../audit/audit-actions';
+/**
+ * The `keys` tool's command line, on commander: its commands and options, their help and the
+ * errors of bad arguments (printed with the command's usage, exit code 2), checked before anything
+ * touches the database.
+ */
+import {
+  Command as Program,
+  CommanderError,
+  InvalidArgumentError,
+  Option,
+  type OutputConfiguration,
+} from 'commander';
+import { AUDIT_ACTION_NAMES } from '../audit/audit-actions';
 import {
   DEFAULT_AUDIT_PAGE_SIZE,
   MAX_AUDIT_PAGE_SIZE,
   type AuditQuery,
 } from '../audit/audit-trail';
+import { DEFAULT_GRACE_MS } from '../auth/keys.service';
+import { EVERY_SCOPE, KEYS_ADMIN, knownScopes, scopesProblem } from '../auth/scopes';
 import { parseRfc3339 } from '../common/rfc3339';
-import { isPlan, Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
-
-const COMMAND_NAMES = ['create', 'list', 'show', 'rotate', 'revoke', 'unban', 'audit'] as const;
-export type CommandName = (typeof COMMAND_NAMES)[number];
-
-/**
- * Each command's synopsis and help (a function where it lists what is known only once the
- * features' scopes are loaded), and the options it takes (besides --help).
- */
-const COMMANDS: Record<
-  CommandName,
-  { synopsis: string; help: string | (() => string); options: string[] }
-> = {
-  create: {
-    synopsis: `create --plan <${PLANS.join('|')}> [--name TEXT] [--per-minute N --per-day N] [--expires-in DURATION | --expires-at TIME] [--scopes LIST] [--json]`,
-    help: () => `Issue a key and print it once. Enterprise keys need both limits; other plans have fixed ones.
-  --expires-in 90d          The key stops working after this long (units: s, m, h, d).
-  --expires-at TIME         ... or at this RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z.
-  --scopes LIST             Restrict the key to these scopes, comma-separated, e.g.
-                            orders:read,orders:cancel. Without it the key has every scope (${EVERY_SCOPE}),
-                            those added later included, but ${KEYS_ADMIN}, granted only by name
-                            (--scopes '${EVERY_SCOPE},${KEYS_ADMIN}': every scope and the admin API).
-  --json                    One JSON object: {id, key, name, prefix, plan, perMinute, perDay,
-                            createdAt, expiresAt, familyId, scopes}.
-
-Scopes:
-${knownScopes()
-  .map(({ name, description }) => `  ${name.padEnd(24)}  ${description}`.trimEnd())
-  .join('\n')}`,
-    options: [
-      'plan',
-      'name',
-      'per-minute',
-      'per-day',
-      'expires-in',
-      'expires-at',
-      'scopes',
-      'json',
-    ],
-  },
-  list: {
-    synopsis: 'list [--json]',
-    help: `Every key: short id, name, prefix, plan, limits, status, created, last used, expires.
-  --json                    A JSON array, one object per key, full ids and ISO 8601 times.`,
-    options: ['json'],
-  },
-  show: {
-    synopsis: 'show <id> [--json]',
-    help: `One key in full, with the other keys of its rotation family.`,
-    options: ['json'],
-  },
-  rotate: {
-    synopsis: 'rotate <id> [--grace DURATION] [--expires-in DURATION | --expires-at TIME] [--json]',
-    help: `Issue a replacement key (same name, plan and limits) and print it once. The old key keeps
-working for the grace period, then is refused as expired. The two share one rate-limit budget
-and one ban. The new key does not expire unless --expires-in or --expires-at says so.
-  --grace 24h               How long the old key keeps working (default 24h; 0 ends it now).
-  --json                    One JSON object: the new key as create prints it, plus
-                            {rotated: {id, expiresAt}} for the old one.`,
-    options: ['grace', 'expires-in', 'expires-at', 'json'],
-  },
-  revoke: {
-    synopsis: 'revoke <id>',
-    help: `Stop a key working: refused on every instance at once (within 5 seconds at worst).
-Revoking a revoked key changes nothing.`,
-    options: [],
-  },
-  unban: {
-    synopsis: 'unban <id>',
-    help: `Lift a rate-limit ban from a key (and the other keys of its rotation family): on every
-instance at once (within 5 seconds at worst). Unbanning a key that is not banned changes nothing.`,
-    options: [],
-  },
-  audit: {
-    synopsis:
-      'audit [--action ACTION] [--actor ACTOR] [--target TARGET] [--limit N] [--cursor CURSOR] [--json]',
-    help: () => `The audit trail, newest first: every change to a key and every cancelled order, with who
-made it and the request's id. A page at a time; the next cursor is printed when there are more.
-  --action ACTION           One of ${AUDIT_ACTION_NAMES.join(', ')}.
-  --actor ACTOR             Exactly this actor: key:<key id> or cli:<OS user>.
-  --target TARGET           Exactly this target: key:<key id> or order:<order id>.
-  --limit N                 Events per page, 1 to ${MAX_AUDIT_PAGE_SIZE} (default ${DEFAULT_AUDIT_PAGE_SIZE}).
-  --cursor CURSOR           The page after the one that printed this cursor (same filters).
-  --json                    One JSON object: {data: [{id, at, actor, action, target, requestId}],
-                            hasMore, nextCursor}.`,
-    options: ['action', 'actor', 'target', 'limit', 'cursor', 'json'],
-  },
-};
-
-export const USAGE = `Usage: npm run keys -- <command> [options]
-
-Commands:
-${COMMAND_NAMES.map((name) => `  ${COMMANDS[name].synopsis}`).join('\n')}
-
-An <id> is a key's id or its short id: any unique prefix of at least 4 characters (list shows 8).
-Times are shown relative to now ("3 minutes ago", "in 89 days"); --json gives them in ISO 8601.
-Run \`npm run keys -- <command> --help\` for a command's options; --version prints the version.
-`;
-
-/** The help of one command. */
-export function usageOf(name: CommandName): string {
-  const { synopsis, help } = COMMANDS[name];
-  return `Usage: npm run keys -- ${synopsis}\n\n${typeof help === 'string' ? help : help()}\n`;
-}
-
-/** Bad arguments: nothing was done. Names the command whose usage to show, when known. */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly command?: CommandName,
-  ) {
-    super(message);
-  }
-}
+import { type Plan, planLimitsProblem, PLANS, type RateLimits } from '../plans/plans';
+import { hasControlCharacter, printable } from './terminal-text';
 
 /** When a key stops working: after a duration from now, or at a given time. */
 export type Expiry = { inMs: number } | { at: Date };
@@ -141,146 +40,259 @@ export type Command =
   | { name: 'show'; id: string; json: boolean }
   | { name: 'rotate'; id: string; graceMs: number; expiry?: Expiry; json: boolean }
   | { name: 'revoke' | 'unban'; id: string }
-  | { name: 'audit'; query: AuditQuery; json: boolean }
-  | { name: 'help'; command?: CommandName }
-  | { name: 'version' };
+  | { name: 'audit'; query: AuditQuery; json: boolean };
 
-/** Default grace period of `rotate`: the old key keeps working for a day. */
-export const DEFAULT_GRACE_MS = 24 * 3_600_000;
-
-export function parseCommand(argv: string[]): Command {
-  const first = argv.find((arg) => !arg.startsWith('-'));
-  const named = isCommandName(first) ? first : undefined;
-  if (argv.includes('--help') || argv.includes('-h')) return { name: 'help', command: named };
-  if (argv.includes('--version')) return { name: 'version' };
-
-  let parsed;
-  try {
-    parsed = parseOptions(argv);
-  } catch (error) {
-    throw new UsageError(parseArgsMessage(error), named);
-  }
-  const { values, positionals } = parsed;
-  const name = positionals.at(0);
-  const rest = positionals.slice(1);
-  if (name === undefined) throw new UsageError('a command is needed');
-  if (!isCommandName(name)) throw new UsageError(`unknown command "${name}"`);
-  const given = Object.entries(values)
-    .filter(([, value]) => typeof value === 'string' || value)
-    .map(([option]) => option);
-  const extra = given.filter((option) => !COMMANDS[name].options.includes(option));
-  if (extra.length > 0) {
-    throw new UsageError(`${name} does not take ${extra.map((o) => `--${o}`).join(', ')}`, name);
-  }
-  try {
-    return commandOf(name, values, rest);
-  } catch (error) {
-    // The helpers below do not know the command: name it, so its usage is the one shown.
-    if (error instanceof UsageError && !error.command) throw new UsageError(error.message, name);
-    throw error;
-  }
-}
-
-type Values = ReturnType<typeof parseOptions>['values'];
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      plan: { type: 'string' },
-      name: { type: 'string' },
-      'per-minute': { type: 'string' },
-      'per-day': { type: 'string' },
-      'expires-in': { type: 'string' },
-      'expires-at': { type: 'string' },
-      grace: { type: 'string' },
-      scopes: { type: 'string' },
-      action: { type: 'string' },
-      actor: { type: 'string' },
-      target: { type: 'string' },
-      limit: { type: 'string' },
-      cursor: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
-}
-
-function commandOf(name: CommandName, values: Values, rest: string[]): Command {
-  const oneId = (): string => {
-    if (rest.length !== 1) throw new UsageError(`${name} takes exactly one key id`);
-    return rest[0];
-  };
-
-  switch (name) {
-    case 'create': {
-      if (rest.length > 0)
-        throw new UsageError(`create takes no arguments, got: ${rest.join(' ')}`, name);
-      const plan = values.plan;
-      if (plan === undefined) throw new UsageError('create needs --plan', name);
-      if (!isPlan(plan))
-        throw new UsageError(`--plan must be one of ${PLANS.join(', ')}; got "${plan}"`, name);
-      const perMinute = values['per-minute'];
-      const perDay = values['per-day'];
+/**
+ * The command `argv` asks for. Help, the version and bad arguments are printed by commander and
+ * thrown as a CommanderError with the exit code: 0, or 2 for bad arguments.
+ */
+export function parseCommand(
+  argv: string[],
+  output: OutputConfiguration = {},
+  version = '',
+): Command {
+  let parsed: Command | undefined;
+  const done = (command: Command): void => void (parsed = command);
+  // Settings first: commander copies them into each command as it is added.
+  const program = new Program('npm run keys --')
+    .usage('<command> [options]')
+    .version(version, '--version', 'Print the version.')
+    .configureOutput({ ...output, outputError: (text, write) => write(inOurWords(text)) })
+    .configureHelp({ optionTerm, subcommandTerm, commandUsage })
+    .showHelpAfterError()
+    .exitOverride((error) => {
+      throw error.exitCode === 0 ? error : new CommanderError(2, error.code, error.message);
+    })
+    .addHelpText(
+      'after',
+      `
+An <id> is a key's id or its short id: any unique prefix of at least 4 characters (list shows 8).
+Times are shown relative to now ("3 minutes ago", "in 89 days"); --json gives them in ISO 8601.`,
+    );
+  const create = program
+    .command('create')
+    .summary('Issue a key and print it once.')
+    .description(
+      'Issue a key and print it once. Enterprise keys need both limits; other plans have fixed ones.',
+    )
+    .addOption(
+      new Option('--plan <PLAN>', `The key's plan: ${PLANS.join(', ')}.`)
+        .argParser(oneOf('--plan', PLANS))
+        .makeOptionMandatory(),
+    )
+    .option(
+      '--name <TEXT>',
+      'What the key is for, shown by list and show (no control characters).',
+      nameOption,
+    )
+    .option('--per-minute <N>', 'Enterprise keys: requests a minute.', wholeNumber)
+    .option('--per-day <N>', 'Enterprise keys: requests a day.', wholeNumber)
+    .addOption(expiresIn())
+    .addOption(expiresAt())
+    .option(
+      '--scopes <LIST>',
+      `Restrict the key to these scopes, comma-separated, e.g. orders:read,orders:cancel. Without it the key has every scope (${EVERY_SCOPE}), those added later included, but ${KEYS_ADMIN}, granted only by name (--scopes '${EVERY_SCOPE},${KEYS_ADMIN}': every scope and the admin API).`,
+      scopesOption,
+    )
+    .option(
+      '--json',
+      'One JSON object: {id, key, name, prefix, plan, perMinute, perDay, createdAt, expiresAt, familyId, scopes}.',
+    )
+    // A function: the scopes are known once the features' declarations are loaded.
+    .addHelpText('after', () =>
+      [
+        '\nScopes:',
+        ...knownScopes().map(({ name, description }) =>
+          `  ${name.padEnd(24)}  ${description}`.trimEnd(),
+        ),
+      ].join('\n'),
+    )
+    .action((options: CreateOptions) => {
+      const { plan, perMinute, perDay } = options;
       const limits =
-        perMinute !== undefined || perDay !== undefined
-          ? { perMinute: optionalNumber(perMinute), perDay: optionalNumber(perDay) }
-          : undefined;
+        perMinute !== undefined || perDay !== undefined ? { perMinute, perDay } : undefined;
       const problem = planLimitsProblem(plan, limits);
-      if (problem !== undefined) throw new UsageError(problem);
-      return {
-        name,
+      if (problem !== undefined) create.error(`keys: ${problem}`);
+      done({
+        name: 'create',
         plan,
-        label: values.name,
+        label: options.name,
         limits: limits as RateLimits | undefined,
-        expiry: expiryOf(values['expires-in'], values['expires-at']),
-        scopes: scopesOption(values.scopes),
-        json: values.json,
-      };
-    }
-    case 'list':
-      if (rest.length > 0)
-        throw new UsageError(`list takes no arguments, got: ${rest.join(' ')}`, name);
-      return { name, json: values.json };
-    case 'show':
-      return { name, id: oneId(), json: values.json };
-    case 'rotate':
-      return {
-        name,
-        id: oneId(),
-        graceMs:
-          values.grace === undefined ? DEFAULT_GRACE_MS : duration('--grace', values.grace, true),
-        expiry: expiryOf(values['expires-in'], values['expires-at']),
-        json: values.json,
-      };
-    case 'revoke':
-    case 'unban':
-      return { name, id: oneId() };
-    case 'audit':
-      if (rest.length > 0)
-        throw new UsageError(`audit takes no arguments, got: ${rest.join(' ')}`, name);
-      return { name, query: auditQueryOf(values), json: values.json };
-  }
+        expiry: options.expiresIn ?? options.expiresAt,
+        scopes: options.scopes,
+        json: options.json === true,
+      });
+    });
+
+  program
+    .command('list')
+    .description(
+      'Every key: short id, name, prefix, plan, limits, scopes, status, created, last used, expires.',
+    )
+    .option('--json', 'A JSON array, one object per key, full ids and ISO 8601 times.')
+    .action((options: JsonOption) => done({ name: 'list', json: options.json === true }));
+
+  program
+    .command('show')
+    .description('One key in full, with the other keys of its rotation family.')
+    .argument('<id>')
+    .option('--json', 'One JSON object, the fields of list --json.')
+    .action((id: string, options: JsonOption) =>
+      done({ name: 'show', id, json: options.json === true }),
+    );
+
+  program
+    .command('rotate')
+    .summary('Issue a replacement key; the old one works for a grace period.')
+    .description(
+      'Issue a replacement key (same name, plan, limits and scopes) and print it once. The old key keeps working for the grace period, then is refused as expired. The two share one rate-limit budget and one ban. The new key does not expire unless --expires-in or --expires-at says so.',
+    )
+    .argument('<id>')
+    .option(
+      '--grace <DURATION>',
+      'How long the old key keeps working (default 24h; 0 ends it now).',
+      (value) => duration('--grace', value, true),
+    )
+    .addOption(expiresIn())
+    .addOption(expiresAt())
+    .option(
+      '--json',
+      'One JSON object: the new key as create prints it, plus {rotated: {id, expiresAt}} for the old one.',
+    )
+    .action((id: string, options: RotateOptions) =>
+      done({
+        name: 'rotate',
+        id,
+        graceMs: options.grace ?? DEFAULT_GRACE_MS,
+        expiry: options.expiresIn ?? options.expiresAt,
+        json: options.json === true,
+      }),
+    );
+
+  program
+    .command('revoke')
+    .summary('Stop a key working, on every instance at once.')
+    .description(
+      'Stop a key working: refused on every instance at once (within 5 seconds at worst). Revoking a revoked key changes nothing.',
+    )
+    .argument('<id>')
+    .action((id: string) => done({ name: 'revoke', id }));
+
+  program
+    .command('unban')
+    .summary('Lift a rate-limit ban from a key and its rotation family.')
+    .description(
+      'Lift a rate-limit ban from a key (and the other keys of its rotation family): on every instance at once (within 5 seconds at worst). Unbanning a key that is not banned changes nothing.',
+    )
+    .argument('<id>')
+    .action((id: string) => done({ name: 'unban', id }));
+
+  program
+    .command('audit')
+    .summary('The audit trail, newest first.')
+    .description(
+      "The audit trail, newest first: every change to a key and every cancelled order, with who made it and the request's id. A page at a time; the next cursor is printed when there are more.",
+    )
+    .option(
+      '--action <ACTION>',
+      `One of ${AUDIT_ACTION_NAMES.join(', ')}.`,
+      oneOf('--action', AUDIT_ACTION_NAMES),
+    )
+    .option(
+      '--actor <ACTOR>',
+      'Exactly this actor: key:<key id> or cli:<OS user>.',
+      nonEmpty('--actor'),
+    )
+    .option(
+      '--target <TARGET>',
+      'Exactly this target: key:<key id> or order:<order id>.',
+      nonEmpty('--target'),
+    )
+    .option(
+      '--limit <N>',
+      `Events per page, 1 to ${MAX_AUDIT_PAGE_SIZE} (default ${DEFAULT_AUDIT_PAGE_SIZE}).`,
+      pageSize,
+    )
+    .option(
+      '--cursor <CURSOR>',
+      'The page after the one that printed this cursor (same filters).',
+      nonEmpty('--cursor'),
+    )
+    .option(
+      '--json',
+      'One JSON object: {data: [{id, at, actor, action, target, requestId}], hasMore, nextCursor}.',
+    )
+    .action(({ json, ...query }: AuditQuery & JsonOption) =>
+      done({ name: 'audit', query, json: json === true }),
+    );
+
+  if (argv.length === 0) program.error('keys: a command is needed');
+  program.parse(argv, { from: 'user' });
+  // Every command has an action, and commander throws for anything else.
+  return parsed as Command;
 }
 
-function auditQueryOf(values: Values): AuditQuery {
-  const { action, actor, target, limit, cursor } = values;
-  if (action !== undefined && !isAuditAction(action)) {
-    throw new UsageError(
-      `--action must be one of ${AUDIT_ACTION_NAMES.join(', ')}; got "${action}"`,
-    );
-  }
-  const size = limit === undefined ? undefined : optionalNumber(limit);
-  if (size !== undefined && !(size >= 1 && size <= MAX_AUDIT_PAGE_SIZE)) {
-    throw new UsageError(
-      `--limit must be a whole number from 1 to ${MAX_AUDIT_PAGE_SIZE}; got "${limit ?? ''}"`,
-    );
-  }
-  for (const [option, value] of Object.entries({ actor, target, cursor })) {
-    if (value === '') throw new UsageError(`--${option} needs a value`);
-  }
-  return { action, actor, target, limit: size, cursor };
+/** When the key stops working: create's and rotate's. */
+const expiresIn = (): Option =>
+  new Option('--expires-in <DURATION>', 'The key stops working after this long, e.g. 90d.')
+    .argParser((value): Expiry => ({ inMs: duration('--expires-in', value, false) }))
+    .conflicts('expiresAt');
+const expiresAt = (): Option =>
+  new Option(
+    '--expires-at <TIME>',
+    '... or at this RFC 3339 time, e.g. 2027-03-01T00:00:00Z.',
+  ).argParser((value): Expiry => ({ at: rfc3339('--expires-at', value) }));
+
+interface JsonOption {
+  json?: true;
+}
+
+interface CreateOptions extends JsonOption {
+  plan: Plan;
+  name?: string;
+  perMinute?: number;
+  perDay?: number;
+  expiresIn?: Expiry;
+  expiresAt?: Expiry;
+  scopes?: string[];
+}
+
+interface RotateOptions extends JsonOption {
+  grace?: number;
+  expiresIn?: Expiry;
+  expiresAt?: Expiry;
+}
+
+/** An option's term in help and usage as this tool writes it: `--grace DURATION`. */
+function optionTerm(option: Option): string {
+  return option.flags.replace(/<(\w+)>/, '$1');
+}
+
+/** A command in the program's list: its name and arguments (its options are in its own help). */
+function subcommandTerm(command: Program): string {
+  return [command.name(), ...command.registeredArguments.map((arg) => `<${arg.name()}>`)].join(' ');
+}
+
+/** A command's usage from what it takes: `rotate <id> [--grace DURATION] ... [--json]`. */
+function commandUsage(command: Program): string {
+  if (!command.parent) return `${command.name()} ${command.usage()}`;
+  const options = command.options.map((option) =>
+    option.mandatory ? optionTerm(option) : `[${optionTerm(option)}]`,
+  );
+  return [command.parent.name(), subcommandTerm(command), ...options].join(' ');
+}
+
+/**
+ * Commander's messages as this tool has always worded them (scripts and people read them), after
+ * `keys: `: an unknown option, an option without its value, and a value an option's own check
+ * refuses, whose reason names the option.
+ */
+function inOurWords(text: string): string {
+  return text
+    .replace(/^error: unknown option '(.*)'/, 'keys: unknown option $1')
+    .replace(/^error: option '(\S+)[^']*' argument missing/, 'keys: $1 needs a value')
+    .replace(/^error: option '[^']*' argument '[\s\S]*' is invalid\. (?=--)/, 'keys: ')
+    .replace(/^error: /, 'keys: ');
 }
 
 /** When a key made now with this expiry stops working. */
@@ -288,47 +300,30 @@ export function expiryDate(expiry: Expiry, now = Date.now()): Date {
   return 'at' in expiry ? expiry.at : new Date(now + expiry.inMs);
 }
 
-function isCommandName(value: string | undefined): value is CommandName {
-  return (COMMAND_NAMES as readonly (string | undefined)[]).includes(value);
-}
-
-/** Our words for `parseArgs`' errors, whose text speaks of its own internals. */
-function parseArgsMessage(error: unknown): string {
-  const { code, message } = error as { code?: string; message?: string };
-  const option = /'(-[^' ]*)/.exec(message ?? '')?.[1] ?? 'an option';
-  switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown option ${option}`;
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return `${option} needs a value`;
-    default:
-      return message ?? String(error);
-  }
-}
-
-function expiryOf(expiresIn?: string, expiresAt?: string): Expiry | undefined {
-  if (expiresIn !== undefined && expiresAt !== undefined) {
-    throw new UsageError('give --expires-in or --expires-at, not both');
-  }
-  if (expiresIn !== undefined) return { inMs: duration('--expires-in', expiresIn, false) };
-  if (expiresAt !== undefined) return { at: rfc3339('--expires-at', expiresAt) };
-  return undefined;
-}
-
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 /** Longer than any key should live; keeps every computed date valid. */
 const MAX_DURATION_MS = 36_500 * UNIT_MS.d;
 
+/**
+ * An option's parser: what `read` makes of the value, else the value refused by its rule
+ * (commander prints it, after the option's name, with the command's usage).
+ */
+function parser<T>(option: string, rule: string, read: (value: string) => T | undefined) {
+  return (value: string): T => {
+    const parsed = read(value);
+    if (parsed !== undefined) return parsed;
+    throw new InvalidArgumentError(`${option} ${rule}; got "${printable(value)}"`);
+  };
+}
+
 /** `90d`, `24h`, `15m`, `30s` (and `0` where zero is allowed). */
 export function duration(option: string, value: string, zeroAllowed: boolean): number {
-  const match = /^([0-9]+)([smhd])$/.exec(value) ?? (value === '0' ? ['0', '0', 's'] : null);
-  const ms = match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
-  if (!(ms <= MAX_DURATION_MS) || (ms === 0 && !zeroAllowed)) {
-    throw new UsageError(
-      `${option} must be a ${zeroAllowed ? '' : 'positive '}number followed by s, m, h or d (e.g. 90d, 24h); got "${value}"`,
-    );
-  }
-  return ms;
+  const rule = `must be a ${zeroAllowed ? '' : 'positive '}number followed by s, m, h or d (e.g. 90d, 24h)`;
+  return parser(option, rule, (text) => {
+    const match = /^([0-9]+)([smhd])$/.exec(text) ?? (text === '0' ? ['0', '0', 's'] : null);
+    const ms = match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
+    return ms <= MAX_DURATION_MS && (ms > 0 || zeroAllowed) ? ms : undefined;
+  })(value);
 }
 
 /**
@@ -336,32 +331,48 @@ export function duration(option: string, value: string, zeroAllowed: boolean): n
  * stand for the `T`.
  */
 export function rfc3339(option: string, value: string): Date {
-  const instant = parseRfc3339(value, { spaceSeparator: true });
-  if (instant === undefined) {
-    throw new UsageError(
-      `${option} must be an RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z; got "${value}"`,
-    );
-  }
-  return new Date(instant);
+  const rule = 'must be an RFC 3339 time with an offset, e.g. 2027-03-01T00:00:00Z';
+  return parser(option, rule, (text) => {
+    const instant = parseRfc3339(text, { spaceSeparator: true });
+    return instant === undefined ? undefined : new Date(instant);
+  })(value);
 }
+
+const oneOf = <T extends string>(option: string, values: readonly T[]) =>
+  parser(option, `must be one of ${values.join(', ')}`, (value) => values.find((v) => v === value));
+
+const nonEmpty = (option: string) =>
+  parser(option, 'must not be empty', (value) => (value === '' ? undefined : value));
+
+/** A decimal count as given on the command line; anything else is NaN (refused as a limit). */
+const wholeNumber = (value: string): number => (/^[0-9]+$/.test(value) ? Number(value) : NaN);
+
+const pageSize = parser(
+  '--limit',
+  `must be a whole number from 1 to ${MAX_AUDIT_PAGE_SIZE}`,
+  (value) => {
+    const size = wholeNumber(value);
+    return size >= 1 && size <= MAX_AUDIT_PAGE_SIZE ? size : undefined;
+  },
+);
+
+/** A name is printed by list, show and rotate: text a terminal shows as it is. */
+const nameOption = parser(
+  '--name',
+  'must not contain control characters or bidirectional overrides',
+  (value) => (hasControlCharacter(value) ? undefined : value),
+);
 
 /**
  * `--scopes a:b,c:d`: each a scope a feature declares, or `*`. Checked here, with the same rule
  * the store applies, so that a wrong one is a usage error.
  */
-function scopesOption(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
+function scopesOption(value: string): string[] {
   const scopes = value
     .split(',')
     .map((scope) => scope.trim())
     .filter((scope) => scope !== '');
   const problem = scopesProblem(scopes);
-  if (problem !== undefined) throw new UsageError(`--scopes: ${problem}`);
+  if (problem !== undefined) throw new InvalidArgumentError(`--scopes: ${problem}`);
   return scopes;
-}
-
-/** A decimal count as given on the command line; anything else is NaN (refused as a limit). */
-function optionalNumber(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  return /^[0-9]+$/.test(value) ? Number(value) : NaN;
 }

@@ -4,6 +4,7 @@ import { familyOf, IssuedKey, KeySummary, Rotation } from '../auth/api-key.store
 import { EVERY_SCOPE, KEYS_ADMIN, scopesOf } from '../auth/scopes';
 import { limitsOf } from '../plans/plans';
 import { relativeTime } from './relative-time';
+import { printable } from './terminal-text';
 
 /** Characters of a key id shown by `list`; any unique prefix of 4 or more is accepted back. */
 export const SHORT_ID_LENGTH = 8;
@@ -106,7 +107,9 @@ export function describeIssued(key: IssuedKey, now = Date.now()): string {
     `Expires: ${key.expiresAt ? when(key.expiresAt, now) : 'never'}`,
     `Key (shown once, store it now): ${key.key}`,
     '',
-  ].join('\n');
+  ]
+    .map(printable)
+    .join('\n');
 }
 
 export function describeRotation({ issued, previous }: Rotation, now = Date.now()): string {
@@ -124,7 +127,9 @@ export function describeRotation({ issued, previous }: Rotation, now = Date.now(
     `Expires: ${issued.expiresAt ? when(issued.expiresAt, now) : 'never'}`,
     `Key (shown once, store it now): ${issued.key}`,
     '',
-  ].join('\n');
+  ]
+    .map(printable)
+    .join('\n');
 }
 
 /** `list` for people: short ids, relative times, one line per key. */
@@ -160,8 +165,12 @@ export function keyTable(keys: KeySummary[], now = Date.now()): string {
   return columns(header, rows).join('\n') + '\n';
 }
 
-/** The lines of a table: each column as wide as its widest cell, two spaces apart. */
-function columns(header: string[], rows: string[][]): string[] {
+/**
+ * The lines of a table: each column as wide as its widest cell, two spaces apart. Cells are
+ * escaped (a name may hold control characters), and measured as printed.
+ */
+function columns(header: string[], cells: string[][]): string[] {
+  const rows = cells.map((row) => row.map(printable));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   return [header, ...rows].map((r) =>
     r
@@ -204,7 +213,9 @@ export function describeKey(key: KeySummary, family: KeySummary[], now = Date.no
   }
   const width = Math.max(...lines.map(([label]) => label.length));
   return (
-    lines.map(([label, value]) => `${label.padEnd(width)}  ${value}`.trimEnd()).join('\n') + '\n'
+    lines
+      .map(([label, value]) => `${label.padEnd(width)}  ${printable(value)}`.trimEnd())
+      .join('\n') + '\n'
   );
 }
 

@@ -4,6 +4,7 @@
  * started for the duration of the command if not).
  */
 import 'reflect-metadata';
+import { CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ import { InvalidEnvironmentError, validateEnvironment } from '../config/environm
 import { applyMigrations } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
-import { Command, expiryDate, parseCommand, USAGE, usageOf, UsageError } from './keys-command';
+import { Command, expiryDate, parseCommand } from './keys-command';
 import {
   auditTable,
   describeIssued,
@@ -34,11 +35,10 @@ import {
 } from './keys-output';
 import { relativeTime } from './relative-time';
 import { loadModuleDeclarations } from './module-declarations';
-
-type StoreCommand = Exclude<Command, { name: 'help' | 'version' }>;
+import { terminalJson } from './terminal-text';
 
 const print = (text: string): void => void process.stdout.write(text);
-const printJson = (value: unknown): void => print(`${JSON.stringify(value)}\n`);
+const printJson = (value: unknown): void => print(`${terminalJson(value)}\n`);
 
 /** The audit trail's actor for this tool: `cli:` and the OS user running it. */
 function cliActor(): AuditActor {
@@ -52,7 +52,7 @@ function cliActor(): AuditActor {
   return { actor: `cli:${user}` };
 }
 
-async function run(command: StoreCommand, keys: KeysService): Promise<number> {
+async function run(command: Command, keys: KeysService): Promise<number> {
   switch (command.name) {
     case 'create': {
       const issued = await keys.create(
@@ -131,20 +131,11 @@ async function main(argv: string[]): Promise<number> {
   loadModuleDeclarations();
   let command: Command;
   try {
-    command = parseCommand(argv);
+    command = parseCommand(argv, {}, version());
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    const usage = error.command ? usageOf(error.command) : USAGE;
-    process.stderr.write(`keys: ${error.message}\n\n${usage}`);
-    return 2;
-  }
-  if (command.name === 'help') {
-    print(command.command ? usageOf(command.command) : USAGE);
-    return 0;
-  }
-  if (command.name === 'version') {
-    print(`${version()}\n`);
-    return 0;
+    // Help, the version, or bad arguments: commander has printed them.
+    if (error instanceof CommanderError) return error.exitCode;
+    throw error;
   }
 
   const env = validateEnvironment(process.env);
