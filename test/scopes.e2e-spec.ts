@@ -7,7 +7,7 @@ import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
 import type { IssueKeyRequest, KeySummary } from '../src/auth/api-key.store';
 import { ApiKeyScopes1764200000000 } from '../src/auth/migrations/1764200000000-api-key-scopes';
 import { KEYS_ADMIN, knownScopes, requiredScopeOf, RequireScope } from '../src/auth/scopes';
-import { keyJson } from '../src/cli/keys-output';
+import { keyJson } from '../src/auth/key-json';
 import { loadModuleDeclarations } from '../src/cli/module-declarations';
 import { RouteTable } from '../src/common/http/route-table';
 import { dataSourceOptions } from '../src/database/data-source-options';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { IssuedKey, KeySummary } from '../auth/api-key.store';
-import { issuedJson, keyJson } from '../cli/keys-output';
+import { issuedJson, keyJson } from '../auth/key-json';
 import { PLANS } from '../plans/plans';
 
 /** A Key's fields in the admin API: the keys tool's `--json` ones it names. */

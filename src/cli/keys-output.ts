@@ -1,6 +1,7 @@
 /** What the `keys` tool prints: for people (tables, relative times) and for scripts (`--json`). */
 import type { AuditPage } from '../audit/audit-trail';
-import { familyOf, IssuedKey, KeySummary, Rotation } from '../auth/api-key.store';
+import { IssuedKey, KeySummary, Rotation } from '../auth/api-key.store';
+import { keyJson, statusOf } from '../auth/key-json';
 import { EVERY_SCOPE, KEYS_ADMIN, scopesOf } from '../auth/scopes';
 import { limitsOf } from '../plans/plans';
 import { relativeTime } from './relative-time';
@@ -9,81 +10,8 @@ import { printable } from './terminal-text';
 /** Characters of a key id shown by `list`; any unique prefix of 4 or more is accepted back. */
 export const SHORT_ID_LENGTH = 8;
 
-export type KeyStatus = 'active' | 'revoked' | 'expired' | 'banned';
-
-/** One key in `list --json` and `show --json`: the fields scripts rely on, then the newer ones. */
-export interface KeyJson {
-  id: string;
-  name: string | null;
-  prefix: string;
-  plan: string;
-  perMinute: number;
-  perDay: number;
-  createdAt: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-  bannedUntil: string | null;
-  expiresAt: string | null;
-  familyId: string;
-  status: KeyStatus;
-  /** `["*"]`: every scope but `keys:admin`. */
-  scopes: string[];
-}
-
 export function shortId(id: string): string {
   return id.slice(0, SHORT_ID_LENGTH);
-}
-
-/** What the key is now: revoked, else expired, else banned, else active. */
-export function statusOf(key: KeySummary, now = Date.now()): KeyStatus {
-  if (key.revokedAt) return 'revoked';
-  if (key.expiresAt && key.expiresAt.getTime() <= now) return 'expired';
-  if (key.bannedUntil && key.bannedUntil.getTime() > now) return 'banned';
-  return 'active';
-}
-
-export function keyJson(key: KeySummary, now = Date.now()): KeyJson {
-  const limits = limitsOf(key);
-  return {
-    id: key.id,
-    name: key.name,
-    prefix: key.prefix,
-    plan: key.plan,
-    perMinute: limits.perMinute,
-    perDay: limits.perDay,
-    createdAt: key.createdAt.toISOString(),
-    revokedAt: key.revokedAt?.toISOString() ?? null,
-    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
-    bannedUntil:
-      key.bannedUntil && key.bannedUntil.getTime() > now ? key.bannedUntil.toISOString() : null,
-    expiresAt: key.expiresAt?.toISOString() ?? null,
-    familyId: familyOf(key),
-    status: statusOf(key, now),
-    scopes: [...scopesOf(key)],
-  };
-}
-
-export function issuedJson(key: IssuedKey): Record<string, unknown> {
-  return {
-    id: key.id,
-    key: key.key,
-    name: key.name,
-    prefix: key.prefix,
-    plan: key.plan,
-    perMinute: key.limits.perMinute,
-    perDay: key.limits.perDay,
-    createdAt: key.createdAt.toISOString(),
-    expiresAt: key.expiresAt?.toISOString() ?? null,
-    familyId: key.familyId,
-    scopes: [...key.scopes],
-  };
-}
-
-export function rotationJson({ issued, previous }: Rotation): Record<string, unknown> {
-  return {
-    ...issuedJson(issued),
-    rotated: { id: previous.id, expiresAt: previous.expiresAt?.toISOString() ?? null },
-  };
 }
 
 /** A key's scopes for people: `orders:read, orders:cancel`, or what `*` stands for. */

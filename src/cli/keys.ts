@@ -17,22 +17,14 @@ import {
   InvalidKeyRequestError,
   KeyNotFoundError,
 } from '../auth/api-key.store';
+import { issuedJson, keyJson, rotationJson } from '../auth/key-json';
 import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
 import { applyMigrations } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
 import { Command, expiryDate, parseCommand } from './keys-command';
-import {
-  auditTable,
-  describeIssued,
-  describeKey,
-  describeRotation,
-  issuedJson,
-  keyJson,
-  keyTable,
-  rotationJson,
-} from './keys-output';
+import { auditTable, describeIssued, describeKey, describeRotation, keyTable } from './keys-output';
 import { relativeTime } from './relative-time';
 import { loadModuleDeclarations } from './module-declarations';
 import { terminalJson } from './terminal-text';
