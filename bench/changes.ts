@@ -84,7 +84,7 @@ export const CHANGES: Change[] = [
         before: "res.type('application/json');",
       },
       {
-        file: 'orders/order-page.js',
+        file: 'orders/pages/order-page.js',
         now: '(0, json_content_type_1.setJsonContentType)(res);',
         before: "res.type('application/json');",
       },

@@ -1,11 +1,11 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Pool, type PoolClient } from 'pg';
-import { APP_OPTIONS, type AppOptions } from '../database/app-options';
-import { AppConfig } from '../config/app-config';
-import { APPLICATION_NAME } from '../database/data-source-options';
+import { APP_OPTIONS, type AppOptions } from '../../database/app-options';
+import { AppConfig } from '../../config/app-config';
+import { APPLICATION_NAME } from '../../database/data-source-options';
 import { PAGE_PLANNER_SETTINGS } from './order-page.sql';
-import { orderSettings, type OrderSettings } from './orders.settings';
+import { orderSettings, type OrderSettings } from '../orders.settings';
 
 /**
  * The part of a page's database budget it may spend waiting for a connection; its statement may
