@@ -20,7 +20,7 @@ import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
 import { applyMigrations } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
-import { EmbeddedDatabase } from '../database/embedded-database';
+import { EmbeddedDatabase } from '../database/embedded/embedded-database';
 import { Command, expiryDate, parseCommand, USAGE, usageOf, UsageError } from './keys-command';
 import {
   auditTable,
