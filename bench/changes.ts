@@ -84,7 +84,7 @@ export const CHANGES: Change[] = [
         before: "res.type('application/json');",
       },
       {
-        file: 'orders/order-page.js',
+        file: 'orders/pages/order-page.js',
         now: '(0, json_content_type_1.setJsonContentType)(res);',
         before: "res.type('application/json');",
       },
@@ -151,7 +151,7 @@ export const CHANGES: Change[] = [
       },
       {
         file: 'orders/orders.service.js',
-        now: '(0, statement_call_1.callOf)(statement), values',
+        now: '(0, statement_call_1.configInheriting)(statement), values',
         before: '{ text: statement.text }, values',
       },
     ],
@@ -161,12 +161,12 @@ export const CHANGES: Change[] = [
     undo: [
       {
         file: 'orders/orders.service.js',
-        now: '(0, statement_call_1.callOf)(FIRST_ORDERS_AS_ARRAYS)',
+        now: '(0, statement_call_1.configInheriting)(FIRST_ORDERS_AS_ARRAYS)',
         before: '{ ...FIRST_ORDERS_AS_ARRAYS }',
       },
       {
         file: 'orders/orders.service.js',
-        now: '(0, statement_call_1.callOf)(statement), values',
+        now: '(0, statement_call_1.configInheriting)(statement), values',
         before: '{ ...statement, values }',
       },
     ],

@@ -1,8 +1,8 @@
 import { Agent, request } from 'node:http';
 import { withClient } from '../test/setup/clusters';
 export { seedPageOrders } from '../test/support/page-orders';
-import { encodeCursor, type OrderPosition } from '../src/orders/order-cursor';
-import { parseOrderPageQuery } from '../src/orders/order-page-query';
+import { encodeCursor, type OrderPosition } from '../src/orders/pages/order-cursor';
+import { parseOrderPageQuery } from '../src/orders/pages/order-page-query';
 
 /** A shape of v2 page, as the issue lists them. */
 export interface PageShape {

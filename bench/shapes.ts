@@ -2,8 +2,8 @@ import { Agent } from 'node:http';
 import { withClient } from '../test/setup/clusters';
 import { explainPage, nodesOf, type PlanNode } from '../test/support/page-plans';
 import { ORDER_SHAPES } from '../test/support/page-shapes';
-import { encodeCursor, type OrderPosition } from '../src/orders/order-cursor';
-import { parseOrderPageQuery } from '../src/orders/order-page-query';
+import { encodeCursor, type OrderPosition } from '../src/orders/pages/order-cursor';
+import { parseOrderPageQuery } from '../src/orders/pages/order-page-query';
 import { Client } from 'pg';
 import { cursorKey, median, timedGet } from './pages';
 

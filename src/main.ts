@@ -19,7 +19,7 @@ import {
 } from './config/environment';
 import { applyMigrations } from './database/apply-migrations';
 import { databaseSettingsOf } from './database/data-source-options';
-import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded-database';
+import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded/embedded-database';
 import { ShutdownState } from './health/shutdown-state';
 import { createRootLogger, flushLogs, ROOT_LOGGER } from './logging/logging.module';
 

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SHARED_DIR } from '../src/database/postgres-user-access';
+import { SHARED_DIR } from '../src/database/embedded/postgres-user-access';
 import { freePort } from './setup/clusters';
 import { AppProcess } from './support/app-process';
 import { httpRequest } from './support/http';

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
-import type { OrderPosition } from '../src/orders/order-cursor';
-import { parseOrderPageQuery } from '../src/orders/order-page-query';
-import { scanLimitOf } from '../src/orders/order-page.sql';
+import type { OrderPosition } from '../src/orders/pages/order-cursor';
+import { parseOrderPageQuery } from '../src/orders/pages/order-page-query';
+import { scanLimitOf } from '../src/orders/pages/order-page.sql';
 import { seedPageOrders } from './support/page-orders';
 import { explainPage, nodesOf } from './support/page-plans';
 import { ORDER_SHAPES } from './support/page-shapes';

@@ -1,5 +1,5 @@
 import { APPLICATION_NAME } from '../src/database/data-source-options';
-import { OrderPagePool } from '../src/orders/order-page-pool';
+import { OrderPagePool } from '../src/orders/pages/order-page-pool';
 import { api } from './support/client';
 import { eventually } from './support/eventually';
 import { insertOrders } from './support/orders';

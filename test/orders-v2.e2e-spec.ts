@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { encodeCursor } from '../src/orders/order-cursor';
+import { encodeCursor } from '../src/orders/pages/order-cursor';
 import { api, expectErrorBody } from './support/client';
 import { insertOrders, OrderFixture, statusOf } from './support/orders';
 import { testAppPerSuite } from './support/suite-app';

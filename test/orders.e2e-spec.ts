@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { callOf } from '../src/database/statement-call';
+import { configInheriting } from '../src/database/statement-call';
 import { ORDER_STATUS } from '../src/orders/orders.sql';
 import { expectErrorBody } from './support/client';
 import { insertOrders, statusOf } from './support/orders';
@@ -216,7 +216,7 @@ describe('orders', () => {
   });
 
   describe('statements', () => {
-    it('are sent by name through `callOf`, the values beside them, and stay as they were', async () => {
+    it('are sent by name through `configInheriting`, the values beside them, and stay as they were', async () => {
       const [id] = await insertOrders(app.t.db, [{ status: 'shipped' }]);
       const client = new Client({ connectionString: app.t.databaseUrl });
       await client.connect();
@@ -228,10 +228,10 @@ describe('orders', () => {
         ).rowCount ?? 0;
       try {
         expect(await preparedByName()).toBe(0);
-        const { rows } = await client.query(callOf(ORDER_STATUS), [id]);
+        const { rows } = await client.query(configInheriting(ORDER_STATUS), [id]);
         expect(rows).toEqual([{ status: 'shipped' }]);
         expect(await preparedByName()).toBe(1);
-        expect((await client.query(callOf(ORDER_STATUS), [id])).rows).toEqual(rows);
+        expect((await client.query(configInheriting(ORDER_STATUS), [id])).rows).toEqual(rows);
       } finally {
         await client.end();
       }

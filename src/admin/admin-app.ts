@@ -10,7 +10,7 @@ import { errorCodeDescription } from '../openapi/document-text';
 import { BEARER_SCHEME, documentedCodes } from '../openapi/openapi-documents';
 import { SWAGGER_UI_PATH } from '../openapi/openapi-paths';
 import { describeRequiredScopes } from '../openapi/required-scopes.openapi';
-import { keepAdminBody } from './admin-body';
+import { keepAdminBody } from './admin-body.pipe';
 import { ADMIN_API } from './admin.errors';
 import { AdminAppModule } from './admin.module';
 

@@ -27,8 +27,8 @@ import { CommonErrors } from '../common/errors/error-code';
 import { parseRfc3339 } from '../common/rfc3339';
 import { planLimitsProblem } from '../plans/plans';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
-import { adminBodyPipe, JsonBody } from './admin-body';
-import { CreateKeyBody, RotateKeyBody } from './admin-bodies';
+import { adminBodyPipe, JsonBody } from './admin-body.pipe';
+import { CreateKeyBody, RotateKeyBody } from './admin-key-bodies';
 import {
   adminIssuedKeyJson,
   AdminIssuedKeySchema,

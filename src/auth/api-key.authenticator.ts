@@ -77,7 +77,7 @@ export class ApiKeyAuthenticator {
     if (keyHash === undefined) return undefined;
     const cached = this.keys.cached(keyHash);
     if (cached !== undefined) this.settle(req, cached);
-    else if (this.keys.isUnknown(keyHash)) req.authFailure = 'invalid';
+    else if (this.keys.recentlyNotFound(keyHash)) req.authFailure = 'invalid';
     else return keyHash;
     return undefined;
   }

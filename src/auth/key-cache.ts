@@ -102,8 +102,8 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
     return undefined;
   }
 
-  /** Whether this hash was recently found to be no key. */
-  isUnknown(keyHash: string): boolean {
+  /** Whether a lookup of this hash found no key within the last {@link KEY_CACHE_TTL_MS}. */
+  recentlyNotFound(keyHash: string): boolean {
     return this.unknown.get(keyHash) === true;
   }
 
@@ -111,24 +111,25 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
   resolve(keyHash: string): Promise<ActiveKey | undefined> {
     const cached = this.cached(keyHash);
     if (cached !== undefined) return Promise.resolve(cached);
-    if (this.isUnknown(keyHash)) return Promise.resolve(undefined);
+    if (this.recentlyNotFound(keyHash)) return Promise.resolve(undefined);
     return (this.lookups.get(keyHash) ?? this.startLookUp(keyHash)).result;
   }
 
   /**
-   * Whether a key may have this hash (it is in the set of the keys' hashes): then it is looked up
-   * whatever the budgets of lookups of other keys have left, and spends nothing of them.
+   * Whether the set of the keys' hashes lists this hash as it stands, without waiting: a key may
+   * have it. Then it is looked up whatever the budgets of lookups of other keys have left, and
+   * spends nothing of them.
    */
-  isKnownKey(keyHash: string): boolean {
+  listsHash(keyHash: string): boolean {
     return this.hashes.has(keyHash);
   }
 
   /**
-   * Whether a key may have this hash, with the set of hashes current as of `now`
+   * Whether the set of the keys' hashes lists this hash once it is current as of `now`
    * (`performance.now()`); a promise when the set must be brought up to date first (see
    * `KnownKeyHashes.contains`).
    */
-  mayBeKey(keyHash: string, now: number): boolean | Promise<boolean> {
+  listsHashAsOf(keyHash: string, now: number): boolean | Promise<boolean> {
     return this.hashes.contains(keyHash, now);
   }
 

@@ -22,7 +22,7 @@ import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
 import { applyMigrations } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
-import { EmbeddedDatabase } from '../database/embedded-database';
+import { EmbeddedDatabase } from '../database/embedded/embedded-database';
 import { Command, expiryDate, parseCommand } from './keys-command';
 import { auditTable, describeIssued, describeKey, describeRotation, keyTable } from './keys-output';
 import { relativeTime } from './relative-time';

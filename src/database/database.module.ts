@@ -4,6 +4,7 @@ import { AppOptions } from './app-options';
 import { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { DatabaseErrorsHook } from './database-errors.hook';
+import { DatabasePools } from './database-pools';
 import { PoolClientErrorListener } from './pool-client-errors.listener';
 
 @Module({})
@@ -24,7 +25,10 @@ export class DatabaseModule {
           }),
         }),
       ],
-      providers: [PoolClientErrorListener, DatabaseErrorsHook],
+      providers: [PoolClientErrorListener, DatabaseErrorsHook, DatabasePools],
+      // Pools of their own for the features that need one (`DatabasePools.createPool`).
+      exports: [DatabasePools],
+      global: true,
     };
   }
 }

@@ -3,11 +3,11 @@ import { ConfigModule } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
-import { OrderCursorSecret } from './order-cursor-secret';
-import { OrderPagePool } from './order-page-pool';
-import { OrderPagesService } from './order-pages.service';
+import { OrderCursorSecret } from './pages/order-cursor-secret';
+import { OrderPagePool } from './pages/order-page-pool';
+import { OrderPagesService } from './pages/order-pages.service';
 import { OrdersController } from './orders.controller';
-import { OrdersV2Controller } from './orders-v2.controller';
+import { OrdersV2Controller } from './pages/orders-v2.controller';
 import { OrdersService } from './orders.service';
 import { orderSettings } from './orders.settings';
 

@@ -8,7 +8,7 @@ import { ApiException } from '../common/errors/api.exception';
 import { AppConfig } from '../config/app-config';
 import { pgPoolOf } from '../platform/pg-pool';
 import { PoolShare } from '../database/pool-share';
-import { callOf } from '../database/statement-call';
+import { configInheriting } from '../database/statement-call';
 import { OrderRow } from './order-json';
 import { OrderErrors } from './order.errors';
 import {
@@ -60,7 +60,9 @@ export class OrdersService {
    * fails here, before any byte is sent, and gets a proper error response.
    */
   async listAsJson(): Promise<Readable | string> {
-    const { rows: first } = await this.pool.query<OrderRow>(callOf(FIRST_ORDERS_AS_ARRAYS));
+    const { rows: first } = await this.pool.query<OrderRow>(
+      configInheriting(FIRST_ORDERS_AS_ARRAYS),
+    );
     if (first.length <= LIST_BATCH_SIZE) return wholeListJson(first);
     return new OrderListStream(first, (lastId, wanted) =>
       this.listBatches.run(() => (wanted() ? this.ordersAfter(lastId) : Promise.resolve([]))),
@@ -68,7 +70,9 @@ export class OrdersService {
   }
 
   private async ordersAfter(lastId: string): Promise<OrderRow[]> {
-    const { rows } = await this.pool.query<OrderRow>(callOf(ORDERS_AFTER_AS_ARRAYS), [lastId]);
+    const { rows } = await this.pool.query<OrderRow>(configInheriting(ORDERS_AFTER_AS_ARRAYS), [
+      lastId,
+    ]);
     return rows;
   }
 
@@ -90,7 +94,10 @@ export class OrdersService {
     statement: NamedStatement,
     values: (string | null)[],
   ): Promise<OrderStatus | undefined> {
-    const { rows } = await this.pool.query<{ status: OrderStatus }>(callOf(statement), values);
+    const { rows } = await this.pool.query<{ status: OrderStatus }>(
+      configInheriting(statement),
+      values,
+    );
     return rows[0]?.status;
   }
 }

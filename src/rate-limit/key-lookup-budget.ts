@@ -45,7 +45,7 @@ export class KeyLookupBudget {
   async decideKey(req: Request): Promise<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
     if (keyHash === undefined) return;
-    if (this.keys.isKnownKey(keyHash) || (await this.reserveLookup(req))) {
+    if (this.keys.listsHash(keyHash) || (await this.reserveLookup(req))) {
       await this.authenticator.lookUpFor(req, keyHash);
       return;
     }
@@ -75,14 +75,14 @@ export class KeyLookupBudget {
    * as of now.
    */
   private async decidePastBudget(req: Request, keyHash: string): Promise<void> {
-    let mayBeKey: boolean;
+    let listed: boolean;
     try {
-      mayBeKey = await this.keys.mayBeKey(keyHash, performance.now());
+      listed = await this.keys.listsHashAsOf(keyHash, performance.now());
     } catch (error) {
       req.authFailure = 'unavailable';
       throw error;
     }
-    if (mayBeKey) await this.authenticator.lookUpFor(req, keyHash);
+    if (listed) await this.authenticator.lookUpFor(req, keyHash);
     else req.authFailure = 'invalid';
   }
 }

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { embeddedPostgresEntry, postgresBinDir } from '../../src/database/postgres-user-access';
+import { embeddedPostgresEntry, postgresBinDir } from '../../src/database/embedded/postgres-user-access';
 
 export const TEST_USER = 'postgres';
 export const TEST_PASSWORD = 'postgres';

@@ -1,11 +1,11 @@
 import type { Client, Pool, PoolClient } from 'pg';
-import type { OrderPosition } from '../../src/orders/order-cursor';
-import { parseOrderPageQuery } from '../../src/orders/order-page-query';
+import type { OrderPosition } from '../../src/orders/pages/order-cursor';
+import { parseOrderPageQuery } from '../../src/orders/pages/order-page-query';
 import {
   orderPageStatement,
   PAGE_PLANNER_SETTINGS,
   scanLimitOf,
-} from '../../src/orders/order-page.sql';
+} from '../../src/orders/pages/order-page.sql';
 
 /** A node of EXPLAIN (ANALYZE, FORMAT JSON). */
 export interface PlanNode {

@@ -10,7 +10,7 @@
 #                  (src/database/migrations/*-runtime-role-rights.ts): only SELECT and INSERT on
 #                  audit_events, only SELECT on order_cursor_secret.
 # The embedded database of `npm start` without DATABASE_URL sets up the same two roles and the
-# same grants (src/database/embedded-database.ts); test/embedded-roles.e2e-spec.ts compares them.
+# same grants (src/database/embedded/embedded-database.ts); test/embedded-roles.e2e-spec.ts compares them.
 set -euo pipefail
 : "${STORE_MIGRATE_PASSWORD:?set STORE_MIGRATE_PASSWORD}"
 : "${STORE_APP_PASSWORD:?set STORE_APP_PASSWORD}"

@@ -6,7 +6,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * never updates an audit event. Every role but a table's owner loses those rights here, as the
  * audit trail's migration did for its table; the roles script
  * (docker/postgres/initdb.d/10-roles.sh) and the embedded database
- * (src/database/embedded-database.ts) grant SELECT, INSERT and UPDATE on new tables, and this is
+ * (src/database/embedded/embedded-database.ts) grant SELECT, INSERT and UPDATE on new tables, and this is
  * where a table gets narrower than that. On a cluster without those roles nothing is granted, and
  * nothing changes.
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The indexes of v2's pages (src/orders/order-page.sql.ts): each filter of a page, then its sort
+ * The indexes of v2's pages (src/orders/pages/order-page.sql.ts): each filter of a page, then its sort
  * key, then id, so a page is one range scan from its cursor in every shape the API promises:
  * by id (the primary key), per status, per pet, per `complete`, and by ship date, alone or
  * within one status (read backwards for the descending sorts).

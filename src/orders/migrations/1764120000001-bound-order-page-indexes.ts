@@ -4,7 +4,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * v2's pages read through three indexes besides the primary key, on the columns that do not
  * change once an order is placed: (ship_date, id) for the shipDate sorts and ranges, (pet_id, id)
  * and (pet_id, ship_date, id) for a pet's orders in either sort. Filters on `status` and
- * `complete` are checked on the rows a page examines, which are bounded (order-page.sql.ts).
+ * `complete` are checked on the rows a page examines, which are bounded (pages/order-page.sql.ts).
  *
  * The indexes on status and complete go: they are columns that cancelling and shipping change,
  * and an UPDATE of an indexed column adds an entry to every index of the table (it cannot be a

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { fromBase64url, toBase64url } from '../common/base64url';
-import { ApiException } from '../common/errors/api.exception';
-import { OrderErrors } from './order.errors';
-import { parseInt64 } from '../common/int64';
+import { fromBase64url, toBase64url } from '../../common/base64url';
+import { ApiException } from '../../common/errors/api.exception';
+import { OrderErrors } from '../order.errors';
+import { parseInt64 } from '../../common/int64';
 import type { OrderFilter, OrderSort } from './order-page-query';
 
 /**

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { OrderSchema } from './order.schema';
+import { OrderSchema } from '../order.schema';
 
 /** The page of `GET /v2/store/orders` in the OpenAPI document (written by order-page.ts). */
 @ApiSchema({

@@ -1,8 +1,8 @@
-import { ApiException } from '../common/errors/api.exception';
-import { OrderErrors } from './order.errors';
-import { parseInt64 } from '../common/int64';
-import { parseRfc3339 } from '../common/rfc3339';
-import { ORDER_STATUSES, OrderStatus } from './order-status';
+import { ApiException } from '../../common/errors/api.exception';
+import { OrderErrors } from '../order.errors';
+import { parseInt64 } from '../../common/int64';
+import { parseRfc3339 } from '../../common/rfc3339';
+import { ORDER_STATUSES, OrderStatus } from '../order-status';
 
 /** The sorts of a v2 page; ties are broken by id in the same direction. */
 export const ORDER_SORTS = ['id', '-id', 'shipDate', '-shipDate'] as const;

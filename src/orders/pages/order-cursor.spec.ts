@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiException } from '../common/errors/api.exception';
+import { ApiException } from '../../common/errors/api.exception';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import type { OrderFilter } from './order-page-query';
 

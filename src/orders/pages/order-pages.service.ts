@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { PoolClient } from 'pg';
-import { ApiException } from '../common/errors/api.exception';
-import { CommonErrors } from '../common/errors/error-code';
+import { ApiException } from '../../common/errors/api.exception';
+import { CommonErrors } from '../../common/errors/error-code';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import { OrderCursorSecret } from './order-cursor-secret';
 import type { OrderPage } from './order-page';
 import { OrderPagePool } from './order-page-pool';
-import { orderSettings, type OrderSettings } from './orders.settings';
+import { orderSettings, type OrderSettings } from '../orders.settings';
 import type { OrderFilter, OrderPageQuery, OrderSort } from './order-page-query';
 import {
   type OrderPageRow,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { orderSettings, type OrderSettings } from './orders.settings';
+import { orderSettings, type OrderSettings } from '../orders.settings';
 
 /**
  * The key v2's cursors are signed with (order-cursor.ts): `CURSOR_SECRET` when configured (every

@@ -1,4 +1,4 @@
-import { ApiException } from '../common/errors/api.exception';
+import { ApiException } from '../../common/errors/api.exception';
 import { parseOrderPageQuery } from './order-page-query';
 
 describe('parseOrderPageQuery', () => {

@@ -1,6 +1,6 @@
 import type { ApiQueryOptions } from '@nestjs/swagger';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, ORDER_SORTS } from './order-page-query';
-import { ORDER_STATUSES } from './order-status';
+import { ORDER_STATUSES } from '../order-status';
 
 const STRICT =
   'Given at most once and never empty; anything out of these rules is 400 `INVALID_QUERY`.';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { OrderPosition } from './order-cursor';
-import type { OrderRow } from './order-json';
+import type { OrderRow } from '../order-json';
 import type { OrderFilter, OrderSort } from './order-page-query';
-import { ORDER_STATUSES } from './order-status';
-import type { NamedStatement } from './orders.sql';
+import { ORDER_STATUSES } from '../order-status';
+import type { NamedStatement } from '../orders.sql';
 
 /**
  * A row of a page's scan: an `OrderRow` whose ship date is exact (microseconds, as a cursor

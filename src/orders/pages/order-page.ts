@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { sendJson } from '../common/http/send-json-stream';
-import { orderJson } from './order-json';
+import { sendJson } from '../../common/http/send-json-stream';
+import { orderJson } from '../order-json';
 import type { OrderPageRow } from './order-page.sql';
 
 /** One page of `GET /v2/store/orders`: its orders, and the cursor of the next page if any. */

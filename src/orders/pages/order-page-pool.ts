@@ -1,11 +1,9 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { Pool, type PoolClient } from 'pg';
-import { APP_OPTIONS, type AppOptions } from '../database/app-options';
-import { AppConfig } from '../config/app-config';
-import { APPLICATION_NAME } from '../database/data-source-options';
+import type { Pool, PoolClient } from 'pg';
+import { DatabasePools } from '../../database/database-pools';
 import { PAGE_PLANNER_SETTINGS } from './order-page.sql';
-import { orderSettings, type OrderSettings } from './orders.settings';
+import { orderSettings, type OrderSettings } from '../orders.settings';
 
 /**
  * The part of a page's database budget it may spend waiting for a connection; its statement may
@@ -26,48 +24,29 @@ const CONNECTION_WAIT_SHARE = 0.25;
  * (a TCP connection and a SCRAM login) can take longer than a page's wait for a connection on a
  * busy machine, and a page that waited for it would be answered 503 although nothing was
  * overloaded. A database that is down at start costs nothing here: the pool opens a connection
- * again when a page asks for one. Closed at shutdown after the requests in flight.
+ * again when a page asks for one. Made, and closed at shutdown, by `DatabasePools`.
  */
 @Injectable()
-export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OrderPagePool implements OnApplicationBootstrap {
   readonly pool: Pool;
   /** How long a page may wait for a connection. */
   readonly connectWaitMs: number;
   /** How long a page's statement may run (its connection's `statement_timeout`). */
   readonly statementTimeoutMs: number;
-  private readonly logger: PinoLogger;
 
   constructor(
-    @Inject(APP_OPTIONS) options: AppOptions,
-    config: AppConfig,
+    pools: DatabasePools,
     @Inject(orderSettings.KEY) settings: OrderSettings,
-    @InjectPinoLogger(OrderPagePool.name) logger: PinoLogger,
+    @InjectPinoLogger(OrderPagePool.name) private readonly logger: PinoLogger,
   ) {
     const budgetMs = settings.PAGE_DATABASE_BUDGET_MS;
     this.connectWaitMs = Math.floor(budgetMs * CONNECTION_WAIT_SHARE);
     this.statementTimeoutMs = budgetMs - this.connectWaitMs;
-    const sessionSettings = {
-      ...PAGE_PLANNER_SETTINGS,
-      default_transaction_read_only: 'on',
-    };
-    this.pool = new Pool({
-      connectionString: options.databaseUrl,
-      application_name: APPLICATION_NAME,
-      max: settings.PAGE_POOL_SIZE,
-      idleTimeoutMillis: 0,
-      connectionTimeoutMillis: config.database.connectTimeoutMs,
-      keepAlive: true,
-      statement_timeout: this.statementTimeoutMs,
-      options: Object.entries(sessionSettings)
-        .map(([name, value]) => `-c ${name}=${value}`)
-        .join(' '),
-    });
-    // An idle connection that fails (the database restarted) is dropped by the pool; without a
-    // listener its error would end the process. A checked-out one's error fails its query.
-    this.pool.on('error', (err) => logger.warn({ err }, 'idle v2 page connection lost'));
-    this.logger = logger;
-    this.pool.on('connect', (client) => {
-      client.on('error', (err) => logger.warn({ err }, 'v2 page connection lost'));
+    this.pool = pools.createPool({
+      name: 'v2 page',
+      size: settings.PAGE_POOL_SIZE,
+      statementTimeoutMs: this.statementTimeoutMs,
+      sessionSettings: { ...PAGE_PLANNER_SETTINGS, default_transaction_read_only: 'on' },
     });
   }
 
@@ -108,9 +87,5 @@ export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutd
         );
       }
     });
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
   }
 }

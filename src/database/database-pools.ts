@@ -1,0 +1,68 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { Pool } from 'pg';
+import { AppConfig } from '../config/app-config';
+import { APP_OPTIONS, type AppOptions } from './app-options';
+import { APPLICATION_NAME } from './data-source-options';
+
+/** A pool of connections of its own, apart from the DataSource's, for one kind of work. */
+export interface PoolRequest {
+  /** What its connections serve, as the log says it (`idle <name> connection lost`). */
+  name: string;
+  /** Its number of connections. */
+  size: number;
+  /** How long a statement may run on its connections (their `statement_timeout`). */
+  statementTimeoutMs: number;
+  /**
+   * Settings each connection carries from its start, as startup parameters (`-c name=value`):
+   * no statement is spent on them.
+   */
+  sessionSettings?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Makes the pools a feature runs on apart from the DataSource's, the way the service connects:
+ * its database URL and application name, the connect timeout, TCP keep-alive, a listener for the
+ * errors of lost connections, and each pool closed at shutdown.
+ *
+ * Their connections are kept open while idle: a pool of its own is for work that may not wait
+ * for a connection to open (a TCP connection and a SCRAM login).
+ */
+@Injectable()
+export class DatabasePools implements OnApplicationShutdown {
+  private readonly pools: Pool[] = [];
+
+  constructor(
+    @Inject(APP_OPTIONS) private readonly options: AppOptions,
+    private readonly config: AppConfig,
+    @InjectPinoLogger(DatabasePools.name) private readonly logger: PinoLogger,
+  ) {}
+
+  createPool({ name, size, statementTimeoutMs, sessionSettings = {} }: PoolRequest): Pool {
+    const pool = new Pool({
+      connectionString: this.options.databaseUrl,
+      application_name: APPLICATION_NAME,
+      max: size,
+      idleTimeoutMillis: 0,
+      connectionTimeoutMillis: this.config.database.connectTimeoutMs,
+      keepAlive: true,
+      statement_timeout: statementTimeoutMs,
+      options: Object.entries(sessionSettings)
+        .map(([setting, value]) => `-c ${setting}=${value}`)
+        .join(' '),
+    });
+    // An idle connection that fails (the database restarted) is dropped by the pool; without a
+    // listener its error would end the process. A checked-out one's error fails its query.
+    pool.on('error', (err) => this.logger.warn({ err }, `idle ${name} connection lost`));
+    pool.on('connect', (client) => {
+      client.on('error', (err) => this.logger.warn({ err }, `${name} connection lost`));
+    });
+    this.pools.push(pool);
+    return pool;
+  }
+
+  /** Closes every pool made here, after the requests in flight. */
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.pools.map((pool) => pool.end()));
+  }
+}
