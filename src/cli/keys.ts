@@ -18,6 +18,7 @@ import {
 } from '../auth/api-key.store';
 import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
+import { databaseSettings } from '../database/database.settings';
 import { applyMigrations } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded-database';
@@ -147,7 +148,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const env = validateEnvironment(process.env);
+  validateEnvironment(process.env);
+  const env = databaseSettings.read(process.env);
   const embedded =
     env.DATABASE_URL === undefined
       ? await EmbeddedDatabase.start({

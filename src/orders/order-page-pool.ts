@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Pool, type PoolClient } from 'pg';
 import { APP_OPTIONS, type AppOptions } from '../database/app-options';
-import { AppConfig } from '../config/app-config';
+import { databaseSettings, type DatabaseEnvironment } from '../database/database.settings';
 import { APPLICATION_NAME } from '../database/data-source-options';
 import { PAGE_PLANNER_SETTINGS } from './order-page.sql';
 import { orderSettings, type OrderSettings } from './orders.settings';
@@ -39,7 +39,7 @@ export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     @Inject(APP_OPTIONS) options: AppOptions,
-    config: AppConfig,
+    @Inject(databaseSettings.KEY) database: DatabaseEnvironment,
     @Inject(orderSettings.KEY) settings: OrderSettings,
     @InjectPinoLogger(OrderPagePool.name) logger: PinoLogger,
   ) {
@@ -55,7 +55,7 @@ export class OrderPagePool implements OnApplicationBootstrap, OnApplicationShutd
       application_name: APPLICATION_NAME,
       max: settings.PAGE_POOL_SIZE,
       idleTimeoutMillis: 0,
-      connectionTimeoutMillis: config.database.connectTimeoutMs,
+      connectionTimeoutMillis: database.DATABASE_CONNECT_TIMEOUT_MS,
       keepAlive: true,
       statement_timeout: this.statementTimeoutMs,
       options: Object.entries(sessionSettings)
