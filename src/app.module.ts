@@ -15,7 +15,7 @@ import { OrdersModule } from './orders/orders.module';
 import { RateLimitStorageModule } from './rate-limit/rate-limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { openApiSettings } from './openapi/openapi.settings';
-import { httpSettings, type HttpSettings } from './platform/http.settings';
+import { httpSettings, type HttpSettings } from './http.settings';
 import { RedisModule } from './redis/redis.module';
 
 @Module({})

@@ -9,7 +9,7 @@ import { inOneLayer } from './common/http/one-layer';
 import { RouteNotFoundHandler } from './common/http/route-not-found.handler';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
-import { httpSettings, type HttpSettings } from './platform/http.settings';
+import { httpSettings, type HttpSettings } from './http.settings';
 import { answerClientErrors } from './platform/client-errors';
 import { ApiExpressAdapter } from './platform/http-server';
 import { REQUEST_LOG, ROOT_LOGGER } from './logging/logging.module';

@@ -20,7 +20,7 @@ import { ShutdownState } from './health/shutdown-state';
 import { shutdownSettings } from './health/shutdown.settings';
 import { createRootLogger, flushLogs, ROOT_LOGGER } from './logging/logging.module';
 import { loggingSettings } from './logging/logging.settings';
-import { httpSettings } from './platform/http.settings';
+import { httpSettings } from './http.settings';
 
 /** Every module's settings validated at once, before anything starts; a bad one stops here. */
 function loadEnvironment(): void {

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { httpSettings } from '../platform/http.settings';
+import { httpSettings } from '../http.settings';
 import { MetricsServer } from './metrics.server';
 import { MetricsService } from './metrics.service';
 import { metricsSettings } from './metrics.settings';

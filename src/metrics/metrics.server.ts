@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { httpSettings, type HttpSettings } from '../platform/http.settings';
+import { httpSettings, type HttpSettings } from '../http.settings';
 import { metricsSettings, type MetricsSettings } from './metrics.settings';
 import { MetricsService } from './metrics.service';
 

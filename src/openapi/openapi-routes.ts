@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RouteTable } from '../common/http/route-table';
-import { httpSettings, type HttpSettings } from '../platform/http.settings';
+import { httpSettings, type HttpSettings } from '../http.settings';
 import { openApiSettings, type OpenApiSettings } from './openapi.settings';
 import { SWAGGER_UI_TITLE, swaggerUiDefinitionName } from './document-text';
 import { createOpenApiDocuments, declaredDocuments } from './openapi-documents';
@@ -31,7 +31,10 @@ export function setupOpenApi(app: INestApplication): void {
   const documents = createOpenApiDocuments(app, settings);
   const declared = declaredDocuments(app.get(DiscoveryService));
   // Under TRUST_PROXY, Express reads the scheme from X-Forwarded-Proto.
-  const dependsOn = app.get<HttpSettings>(httpSettings.KEY).TRUST_PROXY === undefined ? 'Host' : 'Host, X-Forwarded-Proto';
+  const dependsOn =
+    app.get<HttpSettings>(httpSettings.KEY).TRUST_PROXY === undefined
+      ? 'Host'
+      : 'Host, X-Forwarded-Proto';
   const forRequest = (
     req: Request,
     res: Response,

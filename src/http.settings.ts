@@ -1,5 +1,5 @@
 import type { ConfigType } from '@nestjs/config';
-import { defineSettings, integer, ip, oneOf, pattern } from '../config/settings';
+import { defineSettings, integer, ip, oneOf, pattern } from './config/settings';
 
 /** The HTTP server's settings: its listener, its timeouts, the proxy in front, compression. */
 export const httpSettings = defineSettings(
