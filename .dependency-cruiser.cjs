@@ -7,13 +7,14 @@
 const MAY_IMPORT = {
   // Wrappers over Node's and libraries' internals: nothing of the application.
   platform: [],
-  // Filters, HTTP helpers, error codes, int64: no feature.
-  common: ['platform'],
-  config: ['common', 'platform'],
+  // defineSettings and the start-up validation of every module's settings.
+  config: [],
+  // Filters, HTTP helpers and the HTTP server's settings, error codes, int64: no feature.
+  common: ['config', 'platform'],
   plans: [],
   tracing: [],
   redis: ['config'],
-  metrics: ['config', 'platform'],
+  metrics: ['common', 'config', 'platform'],
   database: ['common', 'config', 'platform'],
   audit: ['common', 'database'],
   // Features.

@@ -124,25 +124,6 @@ export default tseslint.config(
   },
   ...restrictedSyntax,
   {
-    // common/ is what every feature relies on: it depends on none of them (or on the app), only
-    // on the platform layer.
-    files: ['src/common/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^\\.\\./\\.\\./(?!platform/)|^\\.\\./(?!errors/|http/|platform/|\\.\\./)',
-              message:
-                'src/common depends on no feature: move the code, or add an extension point.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
     files: ['test/**/*.ts', '**/*.spec.ts'],
     rules: {
       // supertest bodies and jest matchers are `any` by design.

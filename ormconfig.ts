@@ -4,10 +4,10 @@
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { validateEnvironment } from './src/config/environment';
 import { databaseSettingsOf, dataSourceOptions } from './src/database/data-source-options';
+import { databaseSettings } from './src/database/database.settings';
 
-const env = validateEnvironment(process.env);
+const env = databaseSettings.read(process.env);
 if (!env.DATABASE_URL) {
   throw new Error(
     'DATABASE_URL is not set. The TypeORM CLI works on an explicit database; for the embedded one ' +

@@ -3,16 +3,19 @@ import { APP_OPTIONS, AppOptions } from './database/app-options';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { JsonStreamSender } from './common/http/send-json-stream';
-import { AppConfig } from './config/app-config';
+import { ConfigModule as NestConfigModule } from '@nestjs/config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { GUARD_CHAIN } from './guards/guard-chain';
 import { HealthModule } from './health/health.module';
+import { shutdownSettings, type ShutdownSettings } from './health/shutdown.settings';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { RateLimitStorageModule } from './rate-limit/rate-limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { openApiSettings } from './openapi/openapi.settings';
+import { httpSettings, type HttpSettings } from './common/http/http.settings';
 import { RedisModule } from './redis/redis.module';
 
 @Module({})
@@ -22,6 +25,10 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(),
+        // What the HTTP setup (configureApp), main.ts and the OpenAPI routes read.
+        NestConfigModule.forFeature(httpSettings),
+        NestConfigModule.forFeature(shutdownSettings),
+        NestConfigModule.forFeature(openApiSettings),
         CommonModule,
         LoggingModule.forRoot(),
         DatabaseModule.forRoot(options),
@@ -39,11 +46,14 @@ export class AppModule {
         // is answered without reading the list.
         {
           provide: JsonStreamSender,
-          inject: [AppConfig],
-          useFactory: (config: AppConfig) =>
+          inject: [httpSettings.KEY, shutdownSettings.KEY],
+          useFactory: (http: HttpSettings, shutdown: ShutdownSettings) =>
             new JsonStreamSender({
-              stallTimeoutMs: config.stallTimeoutMs,
-              shutdown: config.shutdown,
+              stallTimeoutMs: http.HTTP_STALL_TIMEOUT_MS,
+              shutdown: {
+                drainDelayMs: shutdown.SHUTDOWN_DRAIN_DELAY_MS,
+                timeoutMs: shutdown.SHUTDOWN_TIMEOUT_MS,
+              },
             }),
         },
         ...GUARD_CHAIN,

@@ -9,7 +9,7 @@ import { inOneLayer } from './common/http/one-layer';
 import { RouteNotFoundHandler } from './common/http/route-not-found.handler';
 import { headersSetBy, setStaticHeaders } from './common/http/static-headers';
 import { API_VERSIONING } from './common/http/versioning';
-import { AppConfig } from './config/app-config';
+import { httpSettings, type HttpSettings } from './common/http/http.settings';
 import { answerClientErrors } from './platform/client-errors';
 import { ApiExpressAdapter } from './platform/http-server';
 import { REQUEST_LOG, ROOT_LOGGER } from './logging/logging.module';
@@ -86,13 +86,17 @@ export function configureApp(
   app: NestExpressApplication,
   options: AppSetupOptions = {},
 ): NestExpressApplication {
-  const config = app.get(AppConfig);
+  const http = app.get<HttpSettings>(httpSettings.KEY);
   const adapter = app.getHttpAdapter();
   if (adapter instanceof ApiExpressAdapter) adapter.assertInitialised();
   app.useLogger(app.get(Logger));
   answerClientErrors(
     app.getHttpServer(),
-    config.serverTimeouts,
+    {
+      headersMs: http.HTTP_HEADERS_TIMEOUT_MS,
+      requestMs: http.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveMs: http.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
     app.get(ROOT_LOGGER),
     clientErrorAnswer,
   );
@@ -107,13 +111,13 @@ export function configureApp(
     inOneLayer([
       observeRequests(app.get(MetricsService), app.get(REQUEST_LOG)),
       setStaticHeaders(apiSecurityHeaders),
-      ...(config.compression ? [compressResponses()] : []),
+      ...(http.COMPRESSION === 'on' ? [compressResponses()] : []),
       limitRequestBodies(options.keepBody),
     ]),
   );
   // Express's default ETag hashes every response body; clients of this API don't use it.
   app.set('etag', false);
-  if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
+  if (http.TRUST_PROXY !== undefined) app.set('trust proxy', trustProxySetting(http.TRUST_PROXY));
   app.enableVersioning(API_VERSIONING);
   // The OpenAPI documents (/openapi.json, /openapi/vN.json) and Swagger UI at /docs: public,
   // mounted after the controllers' routes, so that an API request meets its own route before

@@ -11,21 +11,21 @@ import { AppModule } from './app.module';
 import { createAdminApp } from './admin/admin-app';
 import { adminListenerOf } from './admin/admin.settings';
 import { configureApp, createHttpAdapter } from './app.setup';
-import { AppConfig } from './config/app-config';
-import {
-  EnvironmentVariables,
-  InvalidEnvironmentError,
-  validateEnvironment,
-} from './config/environment';
+import { InvalidEnvironmentError, validateEnvironment } from './config/environment';
 import { applyMigrations } from './database/apply-migrations';
 import { databaseSettingsOf } from './database/data-source-options';
+import { databaseSettings } from './database/database.settings';
 import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded/embedded-database';
 import { ShutdownState } from './health/shutdown-state';
+import { shutdownSettings } from './health/shutdown.settings';
 import { createRootLogger, flushLogs, ROOT_LOGGER } from './logging/logging.module';
+import { loggingSettings } from './logging/logging.settings';
+import { httpSettings } from './common/http/http.settings';
 
-function loadEnvironment(): EnvironmentVariables {
+/** Every module's settings validated at once, before anything starts; a bad one stops here. */
+function loadEnvironment(): void {
   try {
-    return validateEnvironment(process.env);
+    validateEnvironment(process.env);
   } catch (error) {
     if (error instanceof InvalidEnvironmentError) {
       createRootLogger('info').fatal(
@@ -39,9 +39,14 @@ function loadEnvironment(): EnvironmentVariables {
 }
 
 async function bootstrap(): Promise<void> {
-  const env = loadEnvironment();
+  loadEnvironment();
+  // Read before Nest starts, as the modules read them (the same typed values).
+  const env = databaseSettings.read(process.env);
+  const http = httpSettings.read(process.env);
   // What is said before the application and its logger exist, in the same JSON format.
-  const startupLog = createRootLogger(env.LOG_LEVEL).child({ context: 'Bootstrap' });
+  const startupLog = createRootLogger(loggingSettings.read(process.env).LOG_LEVEL).child({
+    context: 'Bootstrap',
+  });
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = env.DATABASE_URL;
@@ -86,8 +91,7 @@ async function bootstrap(): Promise<void> {
     exit(1);
   });
 
-  const config = app.get(AppConfig);
-  if (config.trustProxy === 'true') {
+  if (http.TRUST_PROXY === 'true') {
     logger.warn(
       "TRUST_PROXY=true trusts every X-Forwarded-For hop: any client chooses the address its anonymous limits and bans count against. Set the hop count (1 behind one proxy) or the proxies' addresses",
       'Bootstrap',
@@ -99,7 +103,8 @@ async function bootstrap(): Promise<void> {
     ...adminListener,
     app: await createAdminApp(app, { bufferLogs: true }),
   };
-  const { drainDelayMs, timeoutMs } = config.shutdown;
+  const { SHUTDOWN_DRAIN_DELAY_MS: drainDelayMs, SHUTDOWN_TIMEOUT_MS: timeoutMs } =
+    shutdownSettings.read(process.env);
   let stopping = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return;
@@ -138,8 +143,8 @@ async function bootstrap(): Promise<void> {
   process.once('SIGTERM', (s) => void shutdown(s));
   process.once('SIGINT', (s) => void shutdown(s));
 
-  if (env.HOST === undefined) await app.listen(env.PORT);
-  else await app.listen(env.PORT, env.HOST);
+  if (http.HOST === undefined) await app.listen(http.PORT);
+  else await app.listen(http.PORT, http.HOST);
   // The address really bound (`::` or `0.0.0.0`: every interface), not a guess at a reachable one.
   const { address, port } = app.getHttpServer().address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;

@@ -1,9 +1,11 @@
 import { DynamicModule, Module, type INestApplicationContext } from '@nestjs/common';
+import { ConfigModule as NestConfigModule } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import { KeysService } from '../auth/keys.service';
 import { CommonModule } from '../common/common.module';
+import { httpSettings } from '../common/http/http.settings';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseErrorsHook } from '../database/database-errors.hook';
 import { GUARD_CHAIN } from '../guards/guard-chain';
@@ -74,6 +76,8 @@ export class AdminAppModule {
       module: AdminAppModule,
       imports: [
         ConfigModule.forRoot(),
+        // What the HTTP setup (configureApp) reads, as for the API's listener.
+        NestConfigModule.forFeature(httpSettings),
         CommonModule,
         LoggingModule.forRoot(),
         SharedWithApiModule.of(api),

@@ -20,6 +20,7 @@ import {
 import { issuedJson, keyJson, rotationJson } from '../auth/key-json';
 import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
+import { databaseSettings } from '../database/database.settings';
 import { applyMigrations } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded/embedded-database';
@@ -130,7 +131,8 @@ async function main(argv: string[]): Promise<number> {
     throw error;
   }
 
-  const env = validateEnvironment(process.env);
+  validateEnvironment(process.env);
+  const env = databaseSettings.read(process.env);
   const embedded =
     env.DATABASE_URL === undefined
       ? await EmbeddedDatabase.start({

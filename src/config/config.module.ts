@@ -1,6 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule as NestConfigModule } from '@nestjs/config';
-import { AppConfig } from './app-config';
 import { validateEnvironment } from './environment';
 
 /**
@@ -20,8 +19,6 @@ export class ConfigModule {
           validate: validateEnvironment,
         }),
       ],
-      providers: [AppConfig],
-      exports: [AppConfig],
     };
   }
 }

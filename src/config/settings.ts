@@ -1,14 +1,6 @@
-import {
-  type ConfigFactory,
-  type ConfigFactoryKeyHost,
-  type ConfigObject,
-  registerAs,
-} from '@nestjs/config';
-import { plainToInstance } from 'class-transformer';
-import { getMetadataStorage, validateSync } from 'class-validator';
-
-/** A class whose properties are environment variables, with class-validator decorators. */
-export type SettingsSchema<T extends object = object> = new () => T;
+import { isIP } from 'node:net';
+import { type ConfigFactory, type ConfigFactoryKeyHost, registerAs } from '@nestjs/config';
+import { isURL } from 'class-validator';
 
 export class InvalidEnvironmentError extends Error {
   constructor(readonly problems: string[]) {
@@ -17,97 +9,190 @@ export class InvalidEnvironmentError extends Error {
   }
 }
 
-/** Every module's settings declared so far, by namespace: what start-up validates and lists. */
-const declarations = new Map<string, SettingsSchema>();
-
 /**
- * The variables a schema reads: its properties that carry a class-validator decorator. The
- * schema is the one place a variable is named; no list is kept beside it.
+ * How a variable's text becomes its typed value: the value, or what the text must be, which
+ * becomes the message naming the variable ("PORT must be " + expected). Each rule's wording is
+ * written here once, for every variable that uses it.
  */
-export function variablesOf(schema: SettingsSchema): string[] {
-  return [
-    ...new Set(
-      getMetadataStorage()
-        .getTargetValidationMetadatas(schema, '', true, false)
-        .map((metadata) => metadata.propertyName),
-    ),
-  ];
+export interface Rule<T> {
+  parse(raw: string): { value: T } | { expected: string };
 }
 
-/** The problems of one schema in this environment, each naming its variable (none: valid). */
-export function settingsProblems<T extends object>(
-  schema: SettingsSchema<T>,
-  env: Record<string, unknown>,
-): { settings: T; problems: string[] } {
-  // Only the schema's own variables; empty strings count as unset, as in most deployment tools.
-  const own: Record<string, unknown> = {};
-  for (const name of variablesOf(schema)) {
-    if (env[name] !== undefined && env[name] !== '') own[name] = env[name];
-  }
-  const settings = plainToInstance(schema, own);
-  const errors = validateSync(settings, {
-    skipMissingProperties: false,
-    forbidUnknownValues: false,
-  });
-  const problems = errors.flatMap((e) =>
-    Object.values(e.constraints ?? {}).length > 0
-      ? [Object.values(e.constraints ?? {})[0]]
-      : [`${e.property} is invalid`],
-  );
-  return { settings, problems };
+/** One environment variable of a module, declared in the module's own folder. */
+export interface Setting<T> {
+  rule: Rule<T>;
+  /** Its value when unset or empty; none: the setting is `undefined` when unset. */
+  default?: T;
+  /** What it does, as docs/configuration.md shows it (`npm run docs:config`). */
+  description: string;
+  /** A secret (a password, a key): its value is never printed, its default included. */
+  sensitive?: boolean;
 }
 
-/** One schema's settings from this environment; a bad value throws, naming its variable. */
-export function validateSettings<T extends object>(
-  schema: SettingsSchema<T>,
-  env: Record<string, unknown>,
-): T {
-  const { settings, problems } = settingsProblems(schema, env);
-  if (problems.length > 0) throw new InvalidEnvironmentError(problems);
-  return settings;
+type Declarations = Record<string, Setting<unknown>>;
+
+/** The typed value of one declared setting: the rule's type, `undefined` too unless defaulted. */
+type ValueOf<S> = S extends { rule: Rule<infer T> }
+  ? S extends { default: unknown }
+    ? T
+    : T | undefined
+  : never;
+
+/** The typed values of a namespace, inferred from its declaration: no interface kept beside it. */
+export type SettingsOf<D extends Declarations> = { [K in keyof D]: ValueOf<D[K]> };
+
+/** A namespace as `@nestjs/config` knows it, plus what start-up, tools and the docs need. */
+export type SettingsNamespace<V> = ConfigFactory<V & object> &
+  ConfigFactoryKeyHost<V> & {
+    namespace: string;
+    settings: Readonly<Record<string, Setting<unknown>>>;
+    /** The validated values of this environment, for code outside Nest (main.ts, tools). */
+    read(env: Record<string, unknown>): V;
+    /** Every problem of this environment, each naming its variable (none: valid). */
+    problems(env: Record<string, unknown>): string[];
+  };
+
+interface Declared {
+  namespace: string;
+  settings: Readonly<Record<string, Setting<unknown>>>;
+  problems(env: Record<string, unknown>): string[];
+  read(env: Record<string, unknown>): unknown;
 }
+
+/** Every namespace declared so far (the modules loaded), in the order of declaration. */
+const declarations = new Map<string, Declared>();
 
 /**
- * Declares a module's own settings, in its folder: a class-validator schema whose properties are
- * the environment variables, with their defaults. Returns `@nestjs/config`'s `registerAs`
- * namespace: the module imports `ConfigModule.forFeature(settings)` and injects
- * `@Inject(settings.KEY) settings: ConfigType<typeof settings>`. The variables are validated
- * with the service's own at start (`validateEnvironment`, before anything else starts), and
- * again when the module is created; a bad value stops the process with a message naming it.
+ * Declares a module's own settings, in its folder (`<module>.settings.ts`): each variable with
+ * its rule, default, description and whether it is a secret; `check` adds rules between them.
+ * Returns `@nestjs/config`'s `registerAs` namespace: the module imports
+ * `ConfigModule.forFeature(settings)` and injects
+ * `@Inject(settings.KEY) settings: ConfigType<typeof settings>`; code outside Nest calls
+ * `settings.read(process.env)` for the same typed object. Every declared namespace is
+ * validated at start (`validateEnvironment`), and again when its module is created; a bad
+ * value stops the process with a message naming it.
  *
  * ```ts
- * class WidgetSettingsSchema {
- *   @Transform(toInt)
- *   @IsInt({ message: 'WIDGETS_PER_CRATE must be a positive integer' })
- *   @Min(1, { message: 'WIDGETS_PER_CRATE must be a positive integer' })
- *   WIDGETS_PER_CRATE: number = 12;
- * }
- * export const widgetSettings = defineSettings('widgets', WidgetSettingsSchema);
+ * export const widgetSettings = defineSettings('widgets', {
+ *   WIDGETS_PER_CRATE: {
+ *     rule: integer({ min: 1, max: 144 }),
+ *     default: 12,
+ *     description: 'widgets packed in one crate',
+ *   },
+ * });
  * ```
  */
-export function defineSettings<T extends ConfigObject>(
+export function defineSettings<D extends Declarations>(
   namespace: string,
-  schema: SettingsSchema<T>,
-): ConfigFactory<T> & ConfigFactoryKeyHost<T> {
+  settings: D,
+  check: (values: SettingsOf<D>) => string[] = () => [],
+): SettingsNamespace<SettingsOf<D>> {
+  const names = Object.keys(settings);
   const known = declarations.get(namespace);
-  if (known && known !== schema) {
-    throw new Error(`Settings namespace ${namespace} is already declared by ${known.name}`);
+  if (known && Object.keys(known.settings).join() !== names.join()) {
+    throw new Error(`Settings namespace ${namespace} is already declared`);
   }
-  for (const [other, otherSchema] of declarations) {
-    const shared = variablesOf(schema).filter((name) => variablesOf(otherSchema).includes(name));
-    if (other !== namespace && shared.length > 0) {
-      throw new Error(`${shared.join(', ')} already belongs to the ${other} settings`);
+  for (const other of declarations.values()) {
+    if (other.namespace === namespace) continue;
+    const shared = names.filter((name) => name in other.settings);
+    if (shared.length > 0) {
+      throw new Error(`${shared.join(', ')} already belongs to the ${other.namespace} settings`);
     }
   }
-  declarations.set(namespace, schema);
-  return registerAs(namespace, (): T => validateSettings(schema, process.env));
+  const parsed = (env: Record<string, unknown>) => {
+    const values: Record<string, unknown> = {};
+    const problems: string[] = [];
+    for (const name of names) {
+      const setting = settings[name];
+      const raw = env[name];
+      // Empty strings count as unset, as in most deployment tools.
+      if (typeof raw !== 'string' || raw === '') {
+        values[name] = setting.default;
+        continue;
+      }
+      const result = setting.rule.parse(raw);
+      if ('value' in result) values[name] = result.value;
+      else problems.push(`${name} must be ${result.expected}`);
+    }
+    if (problems.length === 0) problems.push(...check(values as SettingsOf<D>));
+    return { values: values as SettingsOf<D>, problems };
+  };
+  const read = (env: Record<string, unknown>): SettingsOf<D> => {
+    const { values, problems } = parsed(env);
+    if (problems.length > 0) throw new InvalidEnvironmentError(problems);
+    return values;
+  };
+  const problems = (env: Record<string, unknown>): string[] => parsed(env).problems;
+  declarations.set(namespace, { namespace, settings, problems, read });
+  return Object.assign(
+    registerAs(namespace, () => read(process.env)),
+    { namespace, settings, read, problems },
+  );
 }
 
-/** Every declared schema (the modules loaded so far), in the order of declaration. */
-export function declaredSettings(): { namespace: string; schema: SettingsSchema }[] {
-  return [...declarations].map(([namespace, schema]) => ({ namespace, schema }));
+/** Every declared namespace (the modules loaded so far), in the order of declaration. */
+export function declaredSettings(): readonly Declared[] {
+  return [...declarations.values()];
 }
 
-/** Transforms a decimal string into a number, leaving anything else for the validator to refuse. */
-export const toInt = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+/** A whole number, as written in decimal digits; `min` and `max` inclusive. */
+export function integer({ min, max }: { min?: number; max?: number } = {}): Rule<number> {
+  const expected =
+    min !== undefined && max !== undefined
+      ? `an integer between ${min} and ${max}`
+      : min === 1
+        ? 'a positive integer'
+        : min === 0
+          ? 'a non-negative integer'
+          : min !== undefined
+            ? `an integer of at least ${min}`
+            : 'an integer';
+  return {
+    parse(raw) {
+      const value = Number(raw.trim());
+      const fits =
+        /^\d+$/.test(raw.trim()) && !(value < (min ?? 0)) && !(value > (max ?? Infinity));
+      return fits ? { value } : { expected };
+    },
+  };
+}
+
+/** An absolute URL of one of `protocols` (a host without a top-level domain allowed). */
+export function url({ protocols }: { protocols: string[] }): Rule<string> {
+  const schemes = protocols.map((p) => `${p}://`).join(' or ');
+  const expected = `${/^[aeiouh]/.test(protocols[0]) ? 'an' : 'a'} ${schemes} URL`;
+  return {
+    parse: (raw) =>
+      isURL(raw, { protocols, require_tld: false, require_protocol: true })
+        ? { value: raw }
+        : { expected },
+  };
+}
+
+/** One of a few words. */
+export function oneOf<const T extends string>(values: readonly T[]): Rule<T> {
+  const expected =
+    values.length === 2 ? `${values[0]} or ${values[1]}` : `one of ${values.join(', ')}`;
+  return {
+    parse: (raw) =>
+      (values as readonly string[]).includes(raw) ? { value: raw as T } : { expected },
+  };
+}
+
+/** An IPv4 or IPv6 address; `examples` completes the message. */
+export function ip({ examples }: { examples: string[] }): Rule<string> {
+  const expected = `an IP address, e.g. ${examples.slice(0, -1).join(', ')}${
+    examples.length > 1 ? ' or ' : ''
+  }${examples[examples.length - 1]}`;
+  return { parse: (raw) => (isIP(raw) !== 0 ? { value: raw } : { expected }) };
+}
+
+/** Text matching `re`; `what` says what that is, for the message. */
+export function pattern(re: RegExp, what: string): Rule<string> {
+  return { parse: (raw) => (re.test(raw) ? { value: raw } : { expected: what }) };
+}
+
+/** Any text. */
+export function text(): Rule<string> {
+  return { parse: (raw) => ({ value: raw }) };
+}

@@ -1,5 +1,5 @@
 import { DataSource, type Migration } from 'typeorm';
-import { DatabaseSettings } from '../config/app-config';
+import type { DatabaseSettings } from './data-source-options';
 import { dataSourceOptions } from './data-source-options';
 
 /**

@@ -1,7 +1,13 @@
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { join } from 'node:path';
-import { DatabaseSettings } from '../config/app-config';
-import type { EnvironmentVariables } from '../config/environment';
+import type { DatabaseEnvironment } from './database.settings';
+
+/** A pool's limits: the application's, a tool's one connection, a migration's. */
+export interface DatabaseSettings {
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  poolSize: number;
+}
 
 export const APPLICATION_NAME = 'store-orders-service';
 
@@ -17,11 +23,11 @@ export const ENTITY_FILES = join(FEATURES_ROOT, '**', '*.entity.{ts,js}');
 export const MIGRATION_FILES = join(FEATURES_ROOT, '**', 'migrations', '*.{ts,js}');
 
 /**
- * The settings of a process that connects outside Nest (the `keys` tool, the TypeORM CLI,
- * `migrate.ts`), from the validated environment: one connection unless told otherwise.
+ * A pool's limits from the database settings: one connection unless told otherwise (the `keys`
+ * tool, the TypeORM CLI, `migrate.ts`; the application gives DATABASE_POOL_SIZE).
  */
 export function databaseSettingsOf(
-  env: EnvironmentVariables,
+  env: DatabaseEnvironment,
   overrides: Partial<DatabaseSettings> = {},
 ): DatabaseSettings {
   return {

@@ -1,9 +1,9 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Pool } from 'pg';
-import { AppConfig } from '../config/app-config';
 import { APP_OPTIONS, type AppOptions } from './app-options';
 import { APPLICATION_NAME } from './data-source-options';
+import { databaseSettings, type DatabaseEnvironment } from './database.settings';
 
 /** A pool of connections of its own, apart from the DataSource's, for one kind of work. */
 export interface PoolRequest {
@@ -34,7 +34,7 @@ export class DatabasePools implements OnApplicationShutdown {
 
   constructor(
     @Inject(APP_OPTIONS) private readonly options: AppOptions,
-    private readonly config: AppConfig,
+    @Inject(databaseSettings.KEY) private readonly database: DatabaseEnvironment,
     @InjectPinoLogger(DatabasePools.name) private readonly logger: PinoLogger,
   ) {}
 
@@ -44,7 +44,7 @@ export class DatabasePools implements OnApplicationShutdown {
       application_name: APPLICATION_NAME,
       max: size,
       idleTimeoutMillis: 0,
-      connectionTimeoutMillis: this.config.database.connectTimeoutMs,
+      connectionTimeoutMillis: this.database.DATABASE_CONNECT_TIMEOUT_MS,
       keepAlive: true,
       statement_timeout: statementTimeoutMs,
       options: Object.entries(sessionSettings)

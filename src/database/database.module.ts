@@ -1,8 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppOptions } from './app-options';
-import { AppConfig } from '../config/app-config';
-import { dataSourceOptions } from './data-source-options';
+import { ConfigModule } from '@nestjs/config';
+import { dataSourceOptions, databaseSettingsOf } from './data-source-options';
+import { databaseSettings, type DatabaseEnvironment } from './database.settings';
 import { DatabaseErrorsHook } from './database-errors.hook';
 import { DatabasePools } from './database-pools';
 import { PoolClientErrorListener } from './pool-client-errors.listener';
@@ -13,10 +14,15 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [
+        ConfigModule.forFeature(databaseSettings),
         TypeOrmModule.forRootAsync({
-          inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({
-            ...dataSourceOptions(options.databaseUrl, config.database),
+          imports: [ConfigModule.forFeature(databaseSettings)],
+          inject: [databaseSettings.KEY],
+          useFactory: (env: DatabaseEnvironment) => ({
+            ...dataSourceOptions(
+              options.databaseUrl,
+              databaseSettingsOf(env, { poolSize: env.DATABASE_POOL_SIZE }),
+            ),
             // Each feature module registers its own (`TypeOrmModule.forFeature([Order])`).
             entities: [],
             autoLoadEntities: true,

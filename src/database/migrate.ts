@@ -4,12 +4,13 @@
  * one-shot `migrate` service in docker/docker-compose.yml).
  */
 import 'reflect-metadata';
-import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
+import { InvalidEnvironmentError } from '../config/settings';
 import { applyMigrations } from './apply-migrations';
 import { databaseSettingsOf } from './data-source-options';
+import { databaseSettings } from './database.settings';
 
 async function migrate(): Promise<void> {
-  const env = validateEnvironment(process.env);
+  const env = databaseSettings.read(process.env);
   if (!env.DATABASE_URL) throw new Error('DATABASE_URL is not set: nothing to migrate');
   const applied = await applyMigrations(
     env.DATABASE_URL,

@@ -1,8 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { type Logger, type LoggerOptions } from 'pino';
-import { AppConfig } from '../config/app-config';
-import type { LogLevel } from '../config/environment';
+import { loggingSettings, type LoggingSettings, type LogLevel } from './logging.settings';
 import { tracingConfigured } from '../tracing/tracing';
 import { batchedDestination } from '../platform/batched-destination';
 import { redactDeep } from './redact';
@@ -87,11 +87,12 @@ function createApplicationLog(level: LogLevel): ApplicationLog {
 const APPLICATION_LOG = Symbol('APPLICATION_LOG');
 
 @Module({
+  imports: [ConfigModule.forFeature(loggingSettings)],
   providers: [
     {
       provide: APPLICATION_LOG,
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => createApplicationLog(config.logLevel),
+      inject: [loggingSettings.KEY],
+      useFactory: (settings: LoggingSettings) => createApplicationLog(settings.LOG_LEVEL),
     },
     {
       provide: ROOT_LOGGER,

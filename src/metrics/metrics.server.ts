@@ -1,8 +1,9 @@
-import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { AppConfig } from '../config/app-config';
+import { httpSettings, type HttpSettings } from '../common/http/http.settings';
+import { metricsSettings, type MetricsSettings } from './metrics.settings';
 import { MetricsService } from './metrics.service';
 
 /**
@@ -15,7 +16,8 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   private server?: Server;
 
   constructor(
-    private readonly config: AppConfig,
+    @Inject(metricsSettings.KEY) private readonly settings: MetricsSettings,
+    @Inject(httpSettings.KEY) private readonly http: HttpSettings,
     private readonly metrics: MetricsService,
     @InjectPinoLogger(MetricsServer.name) private readonly logger: PinoLogger,
   ) {}
@@ -26,10 +28,10 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const port = this.config.metricsPort;
+    const port = this.settings.METRICS_PORT;
     if (port === undefined) return;
     // On HOST's address like the API (undefined: every interface), never wider than it.
-    const host = this.config.host;
+    const host = this.http.HOST;
     const server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -4,7 +4,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { registeredErrorCodes } from '../common/errors/error-code';
 import { RouteTable } from '../common/http/route-table';
 import { versionPrefix } from '../common/http/versioning';
-import { AppConfig } from '../config/app-config';
+import type { OpenApiSettings } from './openapi.settings';
 import { describeApiLifecycle } from './api-lifecycle.openapi';
 import { ApiTagDefinition } from './api-tag.decorator';
 import { type ApiDocumentInfo, ApiVersionDocument } from './api-version-document.decorator';
@@ -25,7 +25,7 @@ export const BEARER_SCHEME = 'bearer';
  */
 export function createOpenApiDocuments(
   app: INestApplication,
-  config: AppConfig,
+  settings: OpenApiSettings,
 ): Map<string, OpenAPIObject> {
   const routes = app.get(RouteTable).routes;
   const versions = [...new Set(routes.flatMap((route) => route.version ?? []))].sort();
@@ -64,11 +64,11 @@ export function createOpenApiDocuments(
           BEARER_SCHEME,
         )
         .addSecurityRequirements(BEARER_SCHEME);
-      if (config.publicBaseUrl !== undefined) {
-        builder.addServer(versionedServerUrl(config.publicBaseUrl, version), 'Production');
+      if (settings.PUBLIC_BASE_URL !== undefined) {
+        builder.addServer(versionedServerUrl(settings.PUBLIC_BASE_URL, version), 'Production');
       }
-      if (config.stagingBaseUrl !== undefined) {
-        builder.addServer(versionedServerUrl(config.stagingBaseUrl, version), 'Staging');
+      if (settings.STAGING_BASE_URL !== undefined) {
+        builder.addServer(versionedServerUrl(settings.STAGING_BASE_URL, version), 'Staging');
       }
       const document = SwaggerModule.createDocument(app, builder.build());
       // Scopes first: the 403 they add is a response of the operation like the others.

@@ -5,7 +5,8 @@ import type { Request, Response } from 'express';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RouteTable } from '../common/http/route-table';
-import { AppConfig } from '../config/app-config';
+import { httpSettings, type HttpSettings } from '../common/http/http.settings';
+import { openApiSettings, type OpenApiSettings } from './openapi.settings';
 import { SWAGGER_UI_TITLE, swaggerUiDefinitionName } from './document-text';
 import { createOpenApiDocuments, declaredDocuments } from './openapi-documents';
 import {
@@ -26,18 +27,21 @@ const CHANGELOG_FILE = join(__dirname, '..', '..', 'CHANGELOG.md');
  * proxy, with TRUST_PROXY).
  */
 export function setupOpenApi(app: INestApplication): void {
-  const config = app.get(AppConfig);
-  const documents = createOpenApiDocuments(app, config);
+  const settings = app.get<OpenApiSettings>(openApiSettings.KEY);
+  const documents = createOpenApiDocuments(app, settings);
   const declared = declaredDocuments(app.get(DiscoveryService));
   // Under TRUST_PROXY, Express reads the scheme from X-Forwarded-Proto.
-  const dependsOn = config.trustProxy === undefined ? 'Host' : 'Host, X-Forwarded-Proto';
+  const dependsOn =
+    app.get<HttpSettings>(httpSettings.KEY).TRUST_PROXY === undefined
+      ? 'Host'
+      : 'Host, X-Forwarded-Proto';
   const forRequest = (
     req: Request,
     res: Response,
     doc: OpenAPIObject,
     version: string,
   ): OpenAPIObject => {
-    if (config.publicBaseUrl !== undefined) return doc;
+    if (settings.PUBLIC_BASE_URL !== undefined) return doc;
     // The document differs by these request headers: a cache must not serve one for another.
     res.vary(dependsOn);
     const self = {

@@ -9,6 +9,7 @@ import { OrderPagesService } from './pages/order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './pages/orders-v2.controller';
 import { OrdersService } from './orders.service';
+import { databaseSettings } from '../database/database.settings';
 import { orderSettings } from './orders.settings';
 
 /**
@@ -18,7 +19,11 @@ import { orderSettings } from './orders.settings';
  * v2 documents (on the controllers, `orders.documents.ts`).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Order]), ConfigModule.forFeature(orderSettings)],
+  imports: [
+    TypeOrmModule.forFeature([Order]),
+    ConfigModule.forFeature(orderSettings),
+    ConfigModule.forFeature(databaseSettings),
+  ],
   controllers: [OrdersController, OrdersV2Controller],
   providers: [OrdersService, OrderPagesService, OrderPagePool, OrderCursorSecret, DemoOrdersSeeder],
 })

@@ -1,11 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { AuditActor } from '../audit/audit-event';
 import { ApiException } from '../common/errors/api.exception';
-import { AppConfig } from '../config/app-config';
+import { databaseSettings, type DatabaseEnvironment } from '../database/database.settings';
 import { pgPoolOf } from '../platform/pg-pool';
 import { PoolShare } from '../database/pool-share';
 import { configInheriting } from '../database/statement-call';
@@ -41,9 +41,9 @@ export class OrdersService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    config: AppConfig,
+    @Inject(databaseSettings.KEY) database: DatabaseEnvironment,
   ) {
-    this.listBatches = PoolShare.halfOf(config.database.poolSize);
+    this.listBatches = PoolShare.halfOf(database.DATABASE_POOL_SIZE);
   }
 
   private get pool(): Pool {

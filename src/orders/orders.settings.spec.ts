@@ -1,6 +1,5 @@
-import { validateSettings } from '../config/settings';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
-import { OrderSettingsSchema } from './orders.settings';
+import { orderSettings } from './orders.settings';
 
 /** The problems start-up validation finds (the service's variables and every module's). */
 const problemsOf = (env: Record<string, string>): string[] => {
@@ -17,18 +16,18 @@ const naming = (name: string): unknown =>
 
 describe('the orders settings', () => {
   it('signs cursors with CURSOR_SECRET when given one of 32 characters or more, and bounds a page by PAGE_DATABASE_BUDGET_MS', () => {
-    expect(validateSettings(OrderSettingsSchema, {})).toMatchObject({
+    expect(orderSettings.read({})).toMatchObject({
       CURSOR_SECRET: undefined,
       PAGE_DATABASE_BUDGET_MS: 1000,
     });
     const secret = 'x'.repeat(32);
-    expect(validateSettings(OrderSettingsSchema, { CURSOR_SECRET: secret }).CURSOR_SECRET).toBe(
+    expect(orderSettings.read({ CURSOR_SECRET: secret }).CURSOR_SECRET).toBe(
       secret,
     );
     expect(problemsOf({ CURSOR_SECRET: 'x'.repeat(31) })).toEqual(naming('CURSOR_SECRET'));
     expect(problemsOf({ CURSOR_SECRET: `${'x'.repeat(32)} y` })).toEqual(naming('CURSOR_SECRET'));
     expect(
-      validateSettings(OrderSettingsSchema, { PAGE_DATABASE_BUDGET_MS: '250' })
+      orderSettings.read({ PAGE_DATABASE_BUDGET_MS: '250' })
         .PAGE_DATABASE_BUDGET_MS,
     ).toBe(250);
     expect(problemsOf({ PAGE_DATABASE_BUDGET_MS: '10' })).toEqual(
@@ -37,8 +36,8 @@ describe('the orders settings', () => {
   });
 
   it('opens PAGE_POOL_SIZE connections for the pages, 5 unless told, 1 to 200', () => {
-    expect(validateSettings(OrderSettingsSchema, {}).PAGE_POOL_SIZE).toBe(5);
-    expect(validateSettings(OrderSettingsSchema, { PAGE_POOL_SIZE: '3' }).PAGE_POOL_SIZE).toBe(3);
+    expect(orderSettings.read({}).PAGE_POOL_SIZE).toBe(5);
+    expect(orderSettings.read({ PAGE_POOL_SIZE: '3' }).PAGE_POOL_SIZE).toBe(3);
     expect(problemsOf({ PAGE_POOL_SIZE: '0' })).toEqual(
       naming('PAGE_POOL_SIZE must be an integer between 1 and 200'),
     );

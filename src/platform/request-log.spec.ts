@@ -1,5 +1,5 @@
 import pino, { type DestinationStream } from 'pino';
-import type { LogLevel } from '../config/environment';
+import type { LogLevel } from '../logging/logging.settings';
 import { loggerOptions } from '../logging/logging.module';
 import { requestLogWriter, type RequestLogEntry } from './request-log';
 

@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
-import { AppConfig } from '../config/app-config';
+import { ConfigModule } from '@nestjs/config';
+import { rateLimitSettings, type RateLimitSettings } from './rate-limit.settings';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS } from '../redis/redis.module';
 import { KeyLookupBudget } from './key-lookup-budget';
@@ -17,19 +18,20 @@ import { RedisRateLimitStorage } from './redis-rate-limit.storage';
  */
 @Global()
 @Module({
+  imports: [ConfigModule.forFeature(rateLimitSettings)],
   providers: [
     {
       provide: RATE_LIMIT_STORAGE,
-      inject: [REDIS, PinoLogger, MetricsService, AppConfig],
+      inject: [REDIS, PinoLogger, MetricsService, rateLimitSettings.KEY],
       useFactory: (
         redis: Redis | null,
         logger: PinoLogger,
         metrics: MetricsService,
-        config: AppConfig,
+        settings: RateLimitSettings,
       ) => {
         logger.setContext('RateLimitStorage');
         const memory = new MemoryRateLimitStorage({
-          maxAnonymousTrackers: config.anonymousTrackers,
+          maxAnonymousTrackers: settings.RATE_LIMIT_ANONYMOUS_TRACKERS,
         });
         const storage: RateLimitStorage = redis
           ? new RedisRateLimitStorage(redis, logger, () => metrics.rateLimitRedisFallback(), memory)

@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { CommonModule } from '../common/common.module';
 import { httpRequestOf } from '../common/http/http-context';
 import { PlanThrottlerGuard } from './plan-throttler.guard';
 import { RateLimitErrorsHook } from './rate-limit-errors.hook';
 import { RateLimitService } from './rate-limit.service';
+import { rateLimitSettings } from './rate-limit.settings';
 import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
 
 @Module({
@@ -12,6 +14,7 @@ import { limitsFor, RATE_LIMIT_WINDOWS } from './rate-limit.windows';
   // global (in the admin application, the API's own instances: AdminAppModule).
   imports: [
     CommonModule,
+    ConfigModule.forFeature(rateLimitSettings),
     // The throttlers' names, lengths and limits; PlanThrottlerGuard applies them together, on
     // RateLimitService's storage (RATE_LIMIT_STORAGE, of the global
     // RateLimitStorageModule), not the throttler's own.

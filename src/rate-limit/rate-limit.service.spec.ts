@@ -4,7 +4,7 @@ import { Socket } from 'node:net';
 import type { PinoLogger } from 'nestjs-pino';
 import type { ActiveKey, ApiKeyStore } from '../auth/api-key.store';
 import { ApiException } from '../common/errors/api.exception';
-import type { AppConfig } from '../config/app-config';
+import type { RateLimitSettings } from './rate-limit.settings';
 import type { MetricsService } from '../metrics/metrics.service';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import { RateLimitErrors } from './rate-limit.errors';
@@ -42,7 +42,11 @@ describe("RateLimitService's decisions, on a fake clock", () => {
   function service() {
     const keys = { ban: jest.fn(() => Promise.resolve()) };
     const metrics = { rateLimitRejected: jest.fn(), keyBanned: jest.fn() };
-    const config = { banAfter: BAN_AFTER, banSeconds: BAN_SECONDS } as AppConfig;
+    const config: RateLimitSettings = {
+      RATE_LIMIT_BAN_AFTER: BAN_AFTER,
+      RATE_LIMIT_BAN_SECONDS: BAN_SECONDS,
+      RATE_LIMIT_ANONYMOUS_TRACKERS: 100,
+    };
     const logger = { warn: jest.fn() } as unknown as PinoLogger;
     const rateLimit = new RateLimitService(
       new MemoryRateLimitStorage({ now: () => Date.now() }),

@@ -5,7 +5,7 @@ import { ApiKeyStore } from '../auth/api-key.store';
 import '../auth/request-auth';
 import { ApiException } from '../common/errors/api.exception';
 import { headerSetter } from '../platform/response-header';
-import { AppConfig } from '../config/app-config';
+import { rateLimitSettings, type RateLimitSettings } from './rate-limit.settings';
 import { MetricsService } from '../metrics/metrics.service';
 import { clientAddressOf } from './client-address';
 import {
@@ -38,16 +38,18 @@ export class RateLimitService {
   /** A key's ban is kept in the database, where `keys unban` lifts it; an IP's in the storage. */
   private readonly keyBan: BanPolicy;
   private readonly ipBan: BanPolicy;
+  private readonly banMs: number;
 
   constructor(
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
     private readonly keys: ApiKeyStore,
-    private readonly config: AppConfig,
+    @Inject(rateLimitSettings.KEY) settings: RateLimitSettings,
     private readonly metrics: MetricsService,
     @InjectPinoLogger(RateLimitService.name) private readonly logger: PinoLogger,
   ) {
-    this.keyBan = { after: config.banAfter, storeForMs: 0 };
-    this.ipBan = { after: config.banAfter, storeForMs: config.banSeconds * 1000 };
+    this.banMs = settings.RATE_LIMIT_BAN_SECONDS * 1000;
+    this.keyBan = { after: settings.RATE_LIMIT_BAN_AFTER, storeForMs: 0 };
+    this.ipBan = { after: settings.RATE_LIMIT_BAN_AFTER, storeForMs: this.banMs };
   }
 
   /**
@@ -97,7 +99,7 @@ export class RateLimitService {
 
   private async ban(req: Request): Promise<never> {
     const key = req.auth;
-    const banMs = this.config.banSeconds * 1000;
+    const banMs = this.banMs;
     const until = new Date(Date.now() + banMs);
     if (key) {
       await this.keys.ban(key.familyId, until);

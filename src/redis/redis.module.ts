@@ -1,7 +1,8 @@
 import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
-import { AppConfig } from '../config/app-config';
+import { ConfigModule } from '@nestjs/config';
+import { redisSettings, type RedisSettings } from './redis.settings';
 
 /** Longest a Redis command may take before the caller gets an error instead of waiting. */
 export const REDIS_COMMAND_TIMEOUT_MS = 500;
@@ -26,14 +27,15 @@ class RedisLifecycle implements OnApplicationShutdown {
 
 @Global()
 @Module({
+  imports: [ConfigModule.forFeature(redisSettings)],
   providers: [
     {
       provide: REDIS,
-      inject: [AppConfig, PinoLogger],
-      useFactory: (config: AppConfig, logger: PinoLogger): Redis | null => {
-        if (!config.redisUrl) return null;
+      inject: [redisSettings.KEY, PinoLogger],
+      useFactory: (settings: RedisSettings, logger: PinoLogger): Redis | null => {
+        if (!settings.REDIS_URL) return null;
         logger.setContext('Redis');
-        const redis = new Redis(config.redisUrl, {
+        const redis = new Redis(settings.REDIS_URL, {
           enableOfflineQueue: false,
           commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
           connectTimeout: 2000,
