@@ -8,7 +8,7 @@ import { readRoute, type RouteDecorators } from '../common/http/route-metadata';
  * Each feature declares its scopes in its own folder, in a `*.scopes.ts` file, with
  * {@link defineScopes}: the application knows them because the feature's controllers import them,
  * and the `keys` tool, which runs without the application, finds them by that file name
- * (`cli/scope-declarations.ts`), so that it can issue keys restricted to them. A route naming a
+ * (`cli/module-declarations.ts`), so that it can issue keys restricted to them. A route naming a
  * scope that no module declares stops the start ({@link undeclaredScopeProblem}).
  */
 
