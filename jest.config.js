@@ -1,6 +1,7 @@
 /**
- * Two projects: `unit` (src/**\/*.spec.ts, no I/O) and `e2e` (test/**\/*.e2e-spec.ts, against one
- * real PostgreSQL started by test/setup/global-setup.ts for the whole run).
+ * Two projects: `unit` (src/**\/*.spec.ts, no I/O) and `e2e` (test/**\/*.e2e-spec.ts and the
+ * TypeScript client's clients/typescript/test/, against one real PostgreSQL started by
+ * test/setup/global-setup.ts for the whole run).
  *
  * NestJS 12 packages (and commander, the keys tool's parser) are ESM-only. Node runs them from our
  * CommonJS build natively (require(esm)), but Jest's module system does that only with
@@ -38,8 +39,13 @@ module.exports = {
     {
       ...shared,
       displayName: 'e2e',
-      roots: ['<rootDir>/test'],
+      roots: ['<rootDir>/test', '<rootDir>/clients/typescript/test'],
       testMatch: ['**/*.e2e-spec.ts'],
+      // The client's suites run its build (`npm run build:client`, before `npm test`'s jest), as
+      // a program depending on the package would load it.
+      moduleNameMapper: {
+        '^store-orders-client$': '<rootDir>/clients/typescript/dist/cjs/index.js',
+      },
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },
