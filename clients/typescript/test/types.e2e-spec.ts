@@ -16,9 +16,13 @@ import { servicePerSuite } from './service';
 const execFileAsync = promisify(execFile);
 
 /** Runs a program; its failure says what it printed. */
-async function exec(file: string, args: string[]): Promise<{ stdout: string }> {
+async function exec(
+  file: string,
+  args: string[],
+  options: { cwd?: string } = {},
+): Promise<{ stdout: string }> {
   try {
-    return await execFileAsync(file, args);
+    return await execFileAsync(file, args, options);
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`${[file, ...args].join(' ')}:\n${stdout ?? ''}${stderr ?? ''}`, {
@@ -57,6 +61,36 @@ describe('the TypeScript client package', () => {
     }
     expect(readdirSync(GENERATED).sort()).toEqual(files);
     expect(readFileSync(join(GENERATED, 'int64.ts'), 'utf8')).toContain('["id","petId"]');
+  });
+
+  it("is versioned as the service's latest release, and packs its build alone", async () => {
+    const version = (file: string): string =>
+      (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+    const released = /^## \[(\d+\.\d+\.\d+)\]/m.exec(
+      readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8'),
+    );
+    expect(version(join(PACKAGE, 'package.json'))).toBe(released?.[1]);
+    expect(version(join(PACKAGE, 'package.json'))).toBe(version(join(ROOT, 'package.json')));
+
+    // What `npm pack` would put in the tarball (without building it again under other suites).
+    const { stdout } = await exec('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: PACKAGE,
+    });
+    const [packed] = JSON.parse(stdout) as [{ files: { path: string }[] }];
+    const files = packed.files.map((file) => file.path);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'dist/esm/index.js',
+        'dist/esm/index.d.ts',
+        'dist/esm/package.json',
+        'dist/cjs/index.js',
+        'dist/cjs/index.d.ts',
+      ]),
+    );
+    expect(files.filter((file) => !file.startsWith('dist/') && file !== 'package.json')).toEqual(
+      [],
+    );
   });
 
   it('is loaded by its name from ESM and CommonJS, typed in both, needing only openapi-fetch', async () => {
