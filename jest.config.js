@@ -1,7 +1,7 @@
 /**
- * Two projects: `unit` (src/**\/*.spec.ts, no I/O) and `e2e` (test/**\/*.e2e-spec.ts and the
- * TypeScript client's clients/typescript/test/, against one real PostgreSQL started by
- * test/setup/global-setup.ts for the whole run).
+ * Two projects: `unit` (src/**\/*.spec.ts and the TypeScript client's, no I/O) and `e2e`
+ * (test/**\/*.e2e-spec.ts and the client's clients/typescript/test/, against one real PostgreSQL
+ * started by test/setup/global-setup.ts for the whole run).
  *
  * NestJS 12 packages (and commander, the keys tool's parser) are ESM-only. Node runs them from our
  * CommonJS build natively (require(esm)), but Jest's module system does that only with
@@ -21,7 +21,16 @@ const swc = [
   },
 ];
 
-const esmPackages = ['@nestjs', 'commander', '@apidevtools', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras'];
+const esmPackages = [
+  '@nestjs',
+  'commander',
+  '@apidevtools',
+  'file-type',
+  'strtok3',
+  'token-types',
+  '@tokenizer',
+  'uint8array-extras',
+];
 
 const shared = {
   testEnvironment: 'node',
@@ -35,7 +44,14 @@ module.exports = {
   // Suites boot the application and a database: generous, never a measure of speed.
   testTimeout: 30000,
   projects: [
-    { ...shared, displayName: 'unit', roots: ['<rootDir>/src'], testMatch: ['**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      roots: ['<rootDir>/src', '<rootDir>/clients/typescript/src'],
+      testMatch: ['**/*.spec.ts'],
+      // The client's sources import each other as ES modules do, by their built names (`./x.js`).
+      moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    },
     {
       ...shared,
       displayName: 'e2e',

@@ -1,4 +1,5 @@
 import { StoreOrdersClient, StoreOrdersError } from 'store-orders-client';
+import { insertOrders } from '../../../test/support/orders';
 import { recordingFetch, servicePerSuite } from './service';
 
 /**
@@ -66,4 +67,42 @@ describe('the TypeScript client retrying 429', () => {
     expect(second.at).toBeLessThan(windowStart + 70_000);
     expect(patient.rateLimit).toEqual(expect.objectContaining({ limit: 1, remaining: 0 }));
   }, 150_000);
+});
+
+/**
+ * A v2 page over its database budget is answered 503 with Retry-After: here the orders table is
+ * locked by another transaction until the client has had its first 503.
+ */
+describe('the TypeScript client retrying 503', () => {
+  const service = servicePerSuite({ env: { PAGE_DATABASE_BUDGET_MS: '300' } });
+
+  it('retries a page answered 503 after Retry-After, and gets it', async () => {
+    const [order] = await insertOrders(service.t.db, [{ status: 'pending' }]);
+    const locker = await service.t.db.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
+      const recorder = recordingFetch();
+      const client = new StoreOrdersClient({
+        baseUrl: service.url,
+        apiKey: service.t.key,
+        fetch: async (request) => {
+          const response = await recorder.fetch(request);
+          if (response.status === 503) await locker.query('ROLLBACK');
+          return response;
+        },
+      });
+      const walked = [];
+      for await (const found of client.orders.each({ status: 'pending' })) walked.push(found.id);
+      expect(walked).toEqual([order]);
+      expect(recorder.sent.map(({ status }) => status)).toEqual([503, 200]);
+      const [refused, served] = recorder.sent;
+      expect(refused.retryAfter).toMatch(/^\d+$/);
+      expect(served.at - refused.at).toBeGreaterThanOrEqual(Number(refused.retryAfter) * 1000);
+    } finally {
+      // Ends the lock if no 503 came (a failing run); after the client's ROLLBACK, a no-op.
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+  }, 60_000);
 });
