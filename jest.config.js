@@ -1,6 +1,7 @@
 /**
- * Two projects: `unit` (src/**\/*.spec.ts, no I/O) and `e2e` (test/**\/*.e2e-spec.ts, against one
- * real PostgreSQL started by test/setup/global-setup.ts for the whole run).
+ * Two projects: `unit` (src/**\/*.spec.ts and the TypeScript client's, no I/O) and `e2e`
+ * (test/**\/*.e2e-spec.ts and the client's clients/typescript/test/, against one real PostgreSQL
+ * started by test/setup/global-setup.ts for the whole run).
  *
  * NestJS 12 packages (and commander, the keys tool's parser) are ESM-only. Node runs them from our
  * CommonJS build natively (require(esm)), but Jest's module system does that only with
@@ -20,7 +21,16 @@ const swc = [
   },
 ];
 
-const esmPackages = ['@nestjs', 'commander', '@apidevtools', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras'];
+const esmPackages = [
+  '@nestjs',
+  'commander',
+  '@apidevtools',
+  'file-type',
+  'strtok3',
+  'token-types',
+  '@tokenizer',
+  'uint8array-extras',
+];
 
 const shared = {
   testEnvironment: 'node',
@@ -34,12 +44,24 @@ module.exports = {
   // Suites boot the application and a database: generous, never a measure of speed.
   testTimeout: 30000,
   projects: [
-    { ...shared, displayName: 'unit', roots: ['<rootDir>/src'], testMatch: ['**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      roots: ['<rootDir>/src', '<rootDir>/clients/typescript/src'],
+      testMatch: ['**/*.spec.ts'],
+      // The client's sources import each other as ES modules do, by their built names (`./x.js`).
+      moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    },
     {
       ...shared,
       displayName: 'e2e',
-      roots: ['<rootDir>/test'],
+      roots: ['<rootDir>/test', '<rootDir>/clients/typescript/test'],
       testMatch: ['**/*.e2e-spec.ts'],
+      // The client's suites run its build (`npm run build:client`, before `npm test`'s jest), as
+      // a program depending on the package would load it.
+      moduleNameMapper: {
+        '^store-orders-client$': '<rootDir>/clients/typescript/dist/cjs/index.js',
+      },
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },

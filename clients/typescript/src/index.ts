@@ -1,0 +1,16 @@
+export {
+  StoreOrdersClient,
+  Orders,
+  type Order,
+  type OrderFilters,
+  type OrderId,
+  type OrderPage,
+  type OrderStatus,
+  type RateLimit,
+  type StoreOrdersClientOptions,
+} from './client.js';
+export { StoreOrdersError, type StoreOrdersErrorFields } from './errors.js';
+export type { RetryOptions } from './retry.js';
+export type * as AdminApi from './generated/admin.js';
+export type * as V1Api from './generated/v1.js';
+export type * as V2Api from './generated/v2.js';
