@@ -1,5 +1,8 @@
 import type { PoolClient } from 'pg';
+import { encodeCursor } from '../src/orders/pages/order-cursor';
+import { OrderCursorSecret } from '../src/orders/pages/order-cursor-secret';
 import { OrderPagePool } from '../src/orders/pages/order-page-pool';
+import { parseOrderPageQuery } from '../src/orders/pages/order-page-query';
 import { api } from './support/client';
 import { seedPageOrders } from './support/page-orders';
 import { SOME_PET } from './support/page-shapes';
@@ -75,6 +78,25 @@ describe('full v2 pages on 200,000 spread orders', () => {
     }
   }
 
+  it('continues a walk of the ids from a cursor a short page gave, where that walk stopped', async () => {
+    // A page of one day's orders by id used to walk the ids and stop after 4 × 1,001 of them,
+    // whatever matched: its cursor names the last id it examined, an order of another day.
+    const { filter, sort } = parseOrderPageQuery(`${DAY}&sort=id`);
+    const cursor = encodeCursor(await t.app.get(OrderCursorSecret).get(), filter, sort, {
+      id: '4004',
+    });
+    const res = await api(t)
+      .get(`/v2/store/orders?${DAY}&sort=id&limit=${LIMIT}&cursor=${cursor}`)
+      .expect(200);
+    const { rows } = await t.db.query<{ id: string }>(
+      `SELECT id::text FROM orders WHERE ${FILTERS[0].where} AND id > 4004 ORDER BY orders.id`,
+    );
+    expect((res.body as Page).data.map((order) => String(order.id))).toEqual(
+      rows.map((row) => row.id),
+    );
+    expect((res.body as Page).hasMore).toBe(false);
+  });
+
   describe.each(['force_custom_plan', 'force_generic_plan'])('plans %s', (planCacheMode) => {
     beforeAll(() =>
       onEveryPageConnection((client) => client.query(`SET plan_cache_mode = ${planCacheMode}`)),
@@ -96,14 +118,14 @@ describe('full v2 pages on 200,000 spread orders', () => {
       async ({ query, sort }) => {
         const expected = matching.get(query) ?? 0;
         const first = `/v2/store/orders?${query}&sort=${sort}&limit=${LIMIT}`;
-        const seen = new Set<number>();
+        const ids: number[] = [];
         const sizes: number[] = [];
         let path = first;
         // Twice the pages allowed at most, so that a walk of short pages ends soon.
         while (sizes.length < 2 * (Math.ceil(expected / LIMIT) + 1)) {
           const page = (await api(t).get(path).expect(200)).body as Page;
           sizes.push(page.data.length);
-          for (const order of page.data) seen.add(order.id);
+          for (const order of page.data) ids.push(order.id);
           if (!page.hasMore) break;
           path = `${first}&cursor=${page.nextCursor ?? ''}`;
         }
@@ -117,10 +139,14 @@ describe('full v2 pages on 200,000 spread orders', () => {
           bound,
           sizes,
         });
-        expect({ seen: seen.size, orders: sizes.reduce((a, b) => a + b, 0) }).toEqual({
+        expect({ seen: new Set(ids).size, orders: ids.length }).toEqual({
           seen: expected,
           orders: expected,
         });
+        if (sort === 'id' || sort === '-id') {
+          const inOrder = [...ids].sort((a, b) => (sort === 'id' ? a - b : b - a));
+          expect(ids).toEqual(inOrder);
+        }
       },
     );
   });

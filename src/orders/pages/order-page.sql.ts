@@ -37,7 +37,8 @@ export const RANGE_ROWS = scanLimitOf(MAX_PAGE_LIMIT);
  * The planner settings of a page. The statement already names the one index its scan can use
  * (the conditions in its WHERE); these keep the planner from reading that index any other way
  * than in order, with a LIMIT: no bitmap scan and sort of what a condition matches (unbounded: a
- * pet's every undated order), no sequential scan. And the generic plan from the first execution
+ * pet's every undated order), no sequential scan. The one sort left is the one a statement cannot
+ * do without: a narrow ship-date range's ids, bounded (`rangeOrWalk`). And the generic plan from the first execution
  * on: it is the same range scan (the EXPLAIN test checks both kinds of plan for every shape),
  * planned once per connection instead of for each of a statement's first five executions, and no
  * switch to another plan after them can happen. Set on the pages' own connections when they open
@@ -92,7 +93,8 @@ function statementName(text: string): string {
  * a page examines a bounded number of rows whatever matches, and the plan cannot turn into a scan
  * that reads the table to find a few orders, custom or generic. When the scan reaches its bound
  * before the page is full, its last row comes back too (`matched` false unless it matches), to
- * say where the next page resumes.
+ * say where the next page resumes. Sorted by id within a ship-date range, the page may instead be
+ * read through the range's index, when the range is narrow (`rangeOrWalk`).
  *
  * The shipDate sorts put orders without a ship date last in both directions, ties by id in the
  * same direction: the dated orders by (ship_date, id), then the undated ones by id, as two
