@@ -28,19 +28,18 @@ const FILL_MARGIN = 1.5;
  * status or complete that no index serves: enough for the matches the statistics promise to fill
  * the page, between SCAN_FACTOR and MAX_SCAN_FACTOR. Where even the most would leave the page
  * short, or nothing is known, SCAN_FACTOR: more work would buy no full page. Two filters together
- * are taken to match as many orders as the sparser of them (an upper bound; the two columns are
- * related: a cancelled order is never complete), so the margin errs towards the fuller page.
+ * are taken to be independent, as PostgreSQL's planner takes them: where they are not (a
+ * cancelled order is never complete), a page of both may be short, or examine more than it finds.
  */
 export function scanFactorOf(filter: OrderFilter, fractions: FilterFractions | undefined): number {
   if (fractions === undefined) return SCAN_FACTOR;
   let fraction = 1;
   const { statuses } = filter;
   if (statuses && statuses.length < ORDER_STATUSES.length && fractions.status.size > 0) {
-    const share = statuses.reduce((sum, status) => sum + (fractions.status.get(status) ?? 0), 0);
-    fraction = Math.min(fraction, share);
+    fraction *= statuses.reduce((sum, status) => sum + (fractions.status.get(status) ?? 0), 0);
   }
   if (filter.complete !== undefined && fractions.complete.size > 0) {
-    fraction = Math.min(fraction, fractions.complete.get(String(filter.complete)) ?? 0);
+    fraction *= fractions.complete.get(String(filter.complete)) ?? 0;
   }
   for (let factor = SCAN_FACTOR; factor <= MAX_SCAN_FACTOR; factor++) {
     if (factor * fraction >= FILL_MARGIN) return factor;
