@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import type { LargeListResult } from './large-list';
 import { LOAD, type LoadResult } from './load';
-import { DEEP_POSITION, PAGE_LIMIT, type PageDepthResult } from './pages';
+import { DEEP_POSITION, median, PAGE_LIMIT, type PageDepthResult } from './pages';
+import { FULL_LIMIT, type FullPageResult, type FullPagesResult } from './shapes';
 
 /** One scenario, every contender measured in the same turns. */
 export interface ScenarioResult {
@@ -323,4 +324,42 @@ ${checkLines(report.checks).join('\n')}
 \`\`\`
 `;
   writeFileSync(path, text);
+}
+
+/** At most: a shape's page of 1,000, p50 ÷ the unfiltered page of 1,000's. */
+export const FULL_PAGE_TARGET = 3;
+
+const fewestRequests = (page: FullPageResult): number => Math.ceil(page.matching / FULL_LIMIT) + 1;
+const fullEnough = (page: FullPageResult): boolean =>
+  page.orders >= 0.9 * Math.min(FULL_LIMIT, page.matching);
+
+/**
+ * Pages of 1,000 per shape, as Markdown: how many first pages are full (at least 90 % of
+ * min(1,000, matching)), their time against the unfiltered page of 1,000, the walks that took
+ * more than the fewest requests plus one; then the shapes that fell short, and the slowest five.
+ */
+export function fullPagesReport(result: FullPagesResult): string {
+  const { pages } = result;
+  const ratios = pages.map((p) => p.ratio).sort((a, b) => a - b);
+  const walked = pages.filter((p) => p.requests !== undefined);
+  const longWalks = walked.filter((p) => (p.requests ?? 0) > fewestRequests(p));
+  const short = pages.filter((p) => !fullEnough(p));
+  const row = (p: FullPageResult): string =>
+    `| \`${p.query}\` | ${n(p.matching)} | ${n(p.orders)} | ${p.p50Ms.toFixed(2)} | ` +
+    `${p.ratio.toFixed(2)}× | ${p.requests === undefined ? '—' : `${n(p.requests)} (${n(fewestRequests(p))})`} |`;
+  const slowest = [...pages].sort((a, b) => b.ratio - a.ratio).slice(0, 5);
+  const listed = [...new Set([...short, ...longWalks])].slice(0, 20);
+  return [
+    `Pages of ${n(FULL_LIMIT)}, ${pages.length} shapes: unfiltered page p50 ` +
+      `${result.baselineP50Ms.toFixed(2)} ms; shape ÷ it median ${median(ratios).toFixed(2)}×, ` +
+      `max ${ratios[ratios.length - 1].toFixed(2)}×. First page ≥ 90 % of min(1,000, matching): ` +
+      `${pages.length - short.length} of ${pages.length}. Walked (≤ 20,000 matching): ` +
+      `${walked.length - longWalks.length} of ${walked.length} within ⌈matching ÷ 1,000⌉ + 1 requests.`,
+    '',
+    '| shape | matching | orders on page 1 | p50 ms | ÷ unfiltered | requests to walk (fewest + 1) |',
+    '|---|--:|--:|--:|--:|--:|',
+    ...(listed.length > 0 ? ['| **short or long to walk** | | | | | |', ...listed.map(row)] : []),
+    '| **slowest** | | | | | |',
+    ...slowest.map(row),
+  ].join('\n');
 }

@@ -33,7 +33,14 @@ import { fetchLargeList, type LargeListResult } from './large-list';
 import { growOrders, INT64_MAX } from './orders';
 import { LOAD, driveInTurns, sendOnceEach, warmUp, type Contender, type Scenario } from './load';
 import { measurePageDepth, seedPageOrders, type PageDepthResult } from './pages';
-import { measureShapes, SHAPE_TARGET, shapesReport, type ShapesResult } from './shapes';
+import {
+  measureFullPages,
+  measureShapes,
+  SHAPE_TARGET,
+  shapesReport,
+  type FullPagesResult,
+  type ShapesResult,
+} from './shapes';
 import { measureWriteCost, writeCostTable } from './write-cost';
 import { rssBytes } from './process-memory';
 import { compareTracing } from './tracing';
@@ -50,6 +57,8 @@ import {
   machine,
   manyKeysLines,
   pagesTable,
+  FULL_PAGE_TARGET,
+  fullPagesReport,
   ratio,
   redisTable,
   versionsLines,
@@ -371,6 +380,7 @@ async function main(): Promise<boolean> {
     }
     let pages: PageDepthResult[] | string;
     let shapes: ShapesResult | undefined;
+    let fullPages: FullPagesResult | undefined;
     let writeCost = 'write cost not measured';
     try {
       log(
@@ -383,6 +393,8 @@ async function main(): Promise<boolean> {
       pages = await measurePageDepth(fresh.url, headers, databaseUrl);
       log('v2 shapes: every shape, page 1 and deep, against the unfiltered page 1…');
       shapes = await measureShapes(fresh.url, headers, databaseUrl, log);
+      log('v2 pages of 1,000: every shape, its first page and its walk…');
+      fullPages = await measureFullPages(fresh.url, headers, databaseUrl, log);
       log('write cost: inserts and status updates, with and without the indexes…');
       writeCost = writeCostTable(await measureWriteCost(databaseUrl));
     } catch (error) {
@@ -440,6 +452,7 @@ async function main(): Promise<boolean> {
             pass: p.ratio <= TARGETS.pageDepth,
           }))),
       ...(shapes ? [shapeCheck(shapes)] : []),
+      ...(fullPages ? [fullPageCheck(fullPages)] : []),
       ...largeLists.flatMap((r): Check[] => [
         {
           name: `1,000,000-order list (${r.encoding}) is whole`,
@@ -471,6 +484,7 @@ async function main(): Promise<boolean> {
       versionsLines(versions, TARGETS.v2).join('\n'),
       pagesTable(pages, TARGETS.pageDepth),
       shapes ? shapesReport(shapes) : 'v2 shapes not measured',
+      fullPages ? fullPagesReport(fullPages) : 'v2 pages of 1,000 not measured',
       writeCost,
       checkLines(checks).join('\n'),
     ];
@@ -495,6 +509,7 @@ async function main(): Promise<boolean> {
     appendFileSync(
       join(ROOT, 'BENCHMARKS.md'),
       `\n## v2: every shape\n\n${shapes ? shapesReport(shapes) : 'Not measured.'}\n\n` +
+        `## v2: pages of 1,000\n\n${fullPages ? fullPagesReport(fullPages) : 'Not measured.'}\n\n` +
         `## Write cost of the orders table's indexes\n\n${writeCost}\n`,
     );
     writeReadmeTable(join(ROOT, 'README.md'), scenarios, TARGETS);
@@ -530,6 +545,17 @@ function shapeCheck(shapes: ShapesResult): Check {
   };
 }
 
+/** Every shape's page of 1,000 within FULL_PAGE_TARGET times the unfiltered page of 1,000. */
+function fullPageCheck(result: FullPagesResult): Check {
+  const worst = [...result.pages].sort((a, b) => b.ratio - a.ratio)[0];
+  return {
+    name: 'v2 every shape, page of 1,000: p50 ÷ unfiltered page of 1,000 p50, worst',
+    target: `≤ ${FULL_PAGE_TARGET.toFixed(2)}×`,
+    actual: `${worst.ratio.toFixed(2)}× (\`${worst.query}\`)`,
+    pass: worst.ratio <= FULL_PAGE_TARGET,
+  };
+}
+
 /**
  * `npm run bench -- pages`: only v2's shapes on 1,000,000 spread orders and the indexes' write
  * cost, on their own cluster and service (a few minutes, not the whole bench).
@@ -559,11 +585,13 @@ async function pagesOnly(): Promise<boolean> {
     app = started.app;
     app.discardOutput();
     const shapes = await measureShapes(started.url, headers, databaseUrl, log);
-    const check = shapeCheck(shapes);
+    const fullPages = await measureFullPages(started.url, headers, databaseUrl, log);
+    const checks = [shapeCheck(shapes), fullPageCheck(fullPages)];
     process.stdout.write(
-      `\n${shapesReport(shapes)}\n\n${writeCostTable(writeCost)}\n\n${checkLines([check]).join('\n')}\n`,
+      `\n${shapesReport(shapes)}\n\n${fullPagesReport(fullPages)}\n\n` +
+        `${writeCostTable(writeCost)}\n\n${checkLines(checks).join('\n')}\n`,
     );
-    return check.pass;
+    return checks.every((check) => check.pass);
   } finally {
     await app?.stop();
     try {

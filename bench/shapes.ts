@@ -1,4 +1,4 @@
-import { Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import { withClient } from '../test/setup/clusters';
 import { explainPage, nodesOf, type PlanNode } from '../test/support/page-plans';
 import { ORDER_SHAPES } from '../test/support/page-shapes';
@@ -151,4 +151,138 @@ export function shapesReport(result: ShapesResult): string {
     ),
   ];
   return lines.join('\n');
+}
+
+/** Runs of each shape's page of 1,000 (after one unmeasured: the statistics read, the plans). */
+const FULL_RUNS = 5;
+export const FULL_LIMIT = 1000;
+/** Walked only where at most this many orders match: the walks that should take a few pages. */
+const WALK_MATCHING = 20_000;
+
+export interface FullPageResult {
+  query: string;
+  /** Orders the shape matches in the whole table. */
+  matching: number;
+  p50Ms: number;
+  ratio: number;
+  /** Orders on the first page of 1,000. */
+  orders: number;
+  /** Requests to walk every page; undefined where more than WALK_MATCHING match. */
+  requests?: number;
+}
+
+export interface FullPagesResult {
+  baselineP50Ms: number;
+  pages: FullPageResult[];
+}
+
+/** The SQL condition of a shape's filters, to count what it matches. */
+function matchingWhere(query: string): { where: string; values: unknown[] } {
+  const { filter } = parseOrderPageQuery(query);
+  const values: unknown[] = [];
+  const where: string[] = ['true'];
+  const add = (condition: string, value: unknown): void => {
+    values.push(value);
+    where.push(condition.replace('?', `$${values.length}`));
+  };
+  if (filter.statuses) add('status = ANY(?::text[])', filter.statuses);
+  if (filter.petId !== undefined) add('pet_id = ?::int8', filter.petId);
+  if (filter.complete !== undefined) add('complete = ?', filter.complete);
+  if (filter.shipDateFrom !== undefined) add('ship_date >= ?::timestamptz', filter.shipDateFrom);
+  if (filter.shipDateTo !== undefined) add('ship_date < ?::timestamptz', filter.shipDateTo);
+  return { where: where.join(' AND '), values };
+}
+
+/** GETs every page of `url` one after the other; how many requests until `hasMore` is false. */
+async function walk(
+  url: string,
+  headers: Record<string, string>,
+  agent: Agent,
+  most: number,
+): Promise<number> {
+  let requests = 0;
+  let next: string | undefined = url;
+  while (next !== undefined && requests < most) {
+    const page = await fetchPage(next, headers, agent);
+    requests++;
+    next = page.nextCursor === undefined ? undefined : `${url}&cursor=${page.nextCursor}`;
+  }
+  return requests;
+}
+
+function fetchPage(
+  url: string,
+  headers: Record<string, string>,
+  agent: Agent,
+): Promise<{ nextCursor?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) reject(new Error(`GET ${url}: ${String(res.statusCode)}`));
+        else resolve(JSON.parse(body) as { nextCursor?: string });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Every shape of ORDER_SHAPES with pages of 1,000: the first page's p50 over FULL_RUNS runs (one
+ * unmeasured first), each run followed by the unfiltered page of 1,000, the yardstick; the orders
+ * on it against those the shape matches; and, for a shape matching at most WALK_MATCHING orders,
+ * the requests a walk of every page takes (given up at twice the fewest possible, plus one).
+ */
+export async function measureFullPages(
+  serviceUrl: string,
+  headers: Record<string, string>,
+  databaseUrl: string,
+  log: (message: string) => void,
+): Promise<FullPagesResult> {
+  const counts = await withClient(databaseUrl, async (c) => {
+    const matching = new Map<string, number>();
+    for (const query of ORDER_SHAPES) {
+      const { where, values } = matchingWhere(query);
+      const { rows } = await c.query<{ n: string }>(
+        `SELECT count(*) AS n FROM orders WHERE ${where}`,
+        values,
+      );
+      matching.set(query, Number(rows[0].n));
+    }
+    return matching;
+  });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const base = `${serviceUrl}/v2/store/orders?limit=${FULL_LIMIT}`;
+  const baseline: number[] = [];
+  const pages: FullPageResult[] = [];
+  try {
+    for (let i = 0; i < 10; i++) await timedGet(base, headers, agent);
+    for (const query of ORDER_SHAPES) {
+      const url = `${base}&${query}`;
+      const matching = counts.get(query) ?? 0;
+      await timedGet(url, headers, agent);
+      const ms: number[] = [];
+      let orders = 0;
+      for (let run = 0; run < FULL_RUNS; run++) {
+        const r = await timedGet(url, headers, agent);
+        ms.push(r.ms);
+        orders = r.orders;
+        baseline.push((await timedGet(base, headers, agent)).ms);
+      }
+      const fewest = Math.ceil(matching / FULL_LIMIT) + 1;
+      const requests =
+        matching <= WALK_MATCHING ? await walk(url, headers, agent, 2 * fewest + 1) : undefined;
+      pages.push({ query, matching, p50Ms: median(ms), ratio: 0, orders, requests });
+    }
+  } finally {
+    agent.destroy();
+  }
+  const baselineP50Ms = median(baseline);
+  for (const page of pages) page.ratio = page.p50Ms / baselineP50Ms;
+  log(`v2 pages of 1,000: ${pages.length} shapes, unfiltered p50 ${baselineP50Ms.toFixed(2)} ms`);
+  return { baselineP50Ms, pages };
 }

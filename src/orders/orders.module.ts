@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderCursorSecret } from './pages/order-cursor-secret';
+import { OrderFilterStatistics } from './pages/order-page-estimate';
 import { OrderPagePool } from './pages/order-page-pool';
 import { OrderPagesService } from './pages/order-pages.service';
 import { OrdersController } from './orders.controller';
@@ -25,6 +26,13 @@ import { orderSettings } from './orders.settings';
     ConfigModule.forFeature(databaseSettings),
   ],
   controllers: [OrdersController, OrdersV2Controller],
-  providers: [OrdersService, OrderPagesService, OrderPagePool, OrderCursorSecret, DemoOrdersSeeder],
+  providers: [
+    OrdersService,
+    OrderPagesService,
+    OrderPagePool,
+    OrderFilterStatistics,
+    OrderCursorSecret,
+    DemoOrdersSeeder,
+  ],
 })
 export class OrdersModule {}

@@ -1,6 +1,7 @@
 import type { Client, Pool, PoolClient } from 'pg';
 import type { OrderPosition } from '../../src/orders/pages/order-cursor';
 import { parseOrderPageQuery } from '../../src/orders/pages/order-page-query';
+import { readFilterFractions, scanFactorOf } from '../../src/orders/pages/order-page-estimate';
 import {
   orderPageStatement,
   PAGE_PLANNER_SETTINGS,
@@ -27,6 +28,8 @@ export const nodesOf = (node: PlanNode): PlanNode[] => [
 ];
 
 const SCANS = /Scan$/;
+/** Scans of rows the plan already holds: a subquery's, or a CTE's (read by a scan counted once). */
+const RESCANS = new Set(['Subquery Scan', 'CTE Scan']);
 
 /**
  * The rows a plan examined: what every scan of a table or an index read (its rows out, and those
@@ -40,10 +43,20 @@ export function rowsExamined(plan: PlanNode): number {
       (node['Rows Removed by Filter'] ?? 0) +
       (node['Rows Removed by Index Recheck'] ?? 0) +
       (node['Rows Removed by Join Filter'] ?? 0);
-    const scanned = SCANS.test(node['Node Type']) && node['Node Type'] !== 'Subquery Scan';
+    const scanned = SCANS.test(node['Node Type']) && !RESCANS.has(node['Node Type']);
     rows += loops * (removed + (scanned ? (node['Actual Rows'] ?? 0) : 0));
   }
   return rows;
+}
+
+/**
+ * How many times index scans of a plan looked a row up by its key, beyond their first: a page
+ * that reads a range's orders by id descends the primary key once for each.
+ */
+export function lookups(plan: PlanNode): number {
+  return nodesOf(plan)
+    .filter((node) => /^Index (Only )?Scan$/.test(node['Node Type']))
+    .reduce((sum, node) => sum + Math.max(0, (node['Actual Loops'] ?? 1) - 1), 0);
 }
 
 /** The rows the index scans of a plan returned (each read its heap tuple). */
@@ -61,6 +74,10 @@ export interface PagePlan {
   examined: number;
   /** Rows the index scans returned. */
   scanned: number;
+  /** The rows the page's walk may examine: its statement's scan limit. */
+  scanLimit: number;
+  /** Lookups by key beyond each index scan's first (see `lookups`). */
+  lookups: number;
   /**
    * Shared buffers the execution touched: about one per row scanned (its heap page) and a few
    * index pages; far more means index entries skipped inside the index, which no row count shows.
@@ -81,7 +98,11 @@ export async function explainPage(
 ): Promise<PagePlan> {
   const { filter, sort } = parseOrderPageQuery(query);
   const { text, values } = orderPageStatement(filter, sort, after);
-  const all = [...values, scanLimitOf(limit), limit + 1];
+  // As the service sizes the walk: by the statistics of a status or complete filter.
+  const sparse = filter.statuses !== undefined || filter.complete !== undefined;
+  const factor = scanFactorOf(filter, sparse ? await readFilterFractions(db) : undefined);
+  const scanLimit = scanLimitOf(limit, factor);
+  const all = [...values, scanLimit, limit + 1];
   // Read-only, with the settings of the pages' connections, as the service runs it.
   const settings = Object.entries(PAGE_PLANNER_SETTINGS).map(
     ([name, value]) => `SET LOCAL ${name} = ${value}`,
@@ -109,6 +130,8 @@ export async function explainPage(
         values: all,
         examined: rowsExamined(plan),
         scanned: rowsScanned(plan),
+        scanLimit,
+        lookups: lookups(plan),
         buffers: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0),
       };
     } finally {

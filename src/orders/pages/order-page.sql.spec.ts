@@ -1,4 +1,4 @@
-import { orderPageStatement, SCAN_FACTOR, scanLimitOf } from './order-page.sql';
+import { orderPageStatement, RANGE_ROWS, SCAN_FACTOR, scanLimitOf } from './order-page.sql';
 
 /** The statement's text, its `$n` parameters repending by the values it carries (test-only). */
 function readable(filter: Parameters<typeof orderPageStatement>[0], ...rest: RestArgs): string {
@@ -14,6 +14,8 @@ type RestArgs = [
 describe('orderPageStatement', () => {
   it('examines at most SCAN_FACTOR rows per order the page may return, plus one', () => {
     expect(scanLimitOf(10)).toBe(SCAN_FACTOR * 11);
+    expect(scanLimitOf(10, 7)).toBe(7 * 11);
+    expect(RANGE_ROWS).toBe(scanLimitOf(1000));
   });
 
   it('numbers its parameters in order, the scan and page limits following them', () => {
@@ -119,5 +121,41 @@ describe('orderPageStatement', () => {
     expect(text).toContain(
       'WHERE pet_id = "3"::int8 AND ship_date IS NULL AND id > "8"::int8 ORDER BY ship_date, id',
     );
+  });
+
+  it('sorted by id within a ship-date range, reads the range by its index when it is narrow', () => {
+    const filter = {
+      petId: '3',
+      statuses: ['cancelled' as const],
+      shipDateFrom: '2026-01-01T00:00:00Z',
+      shipDateTo: '2026-01-02T00:00:00Z',
+    };
+    const text = readable(filter, '-id', { id: '8' });
+    // The range's ids, at most RANGE_ROWS + 1, in the order of the index that holds them.
+    expect(text).toMatch(
+      /^WITH range AS MATERIALIZED \(SELECT id FROM orders WHERE pet_id = "3"::int8 AND ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ORDER BY ship_date LIMIT 4005\), chosen AS MATERIALIZED \(SELECT count\(\*\) <= 4004 AS narrow FROM range\) /,
+    );
+    // Narrow: those after the cursor, sorted, each order read by id and checked.
+    expect(text).toContain(
+      'FROM (SELECT id FROM range WHERE id < "8"::int8 ORDER BY id DESC) AS ranged ' +
+        'CROSS JOIN LATERAL (SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ' +
+        'WHERE orders.id = ranged.id AND status = "cancelled" LIMIT 1) AS page ' +
+        'WHERE (SELECT narrow FROM chosen) ORDER BY ranged.id DESC LIMIT "<page>"',
+    );
+    // Wide: the bounded walk of the pet's ids, every filter checked on its rows.
+    expect(text).toContain(
+      'WHERE pet_id = "3"::int8 AND id < "8"::int8 ORDER BY id DESC LIMIT "<scan>"',
+    );
+    expect(text).toMatch(
+      / OR n = "<scan>"\) AND NOT \(SELECT narrow FROM chosen\) LIMIT "<page>"\)$/,
+    );
+    expect(orderPageStatement(filter, '-id', { id: '8' }).everyRowMatches).toBe(false);
+  });
+
+  it('reads no range first where an index serves the range in the sort, or there is none', () => {
+    const range = { shipDateFrom: '2026-01-01T00:00:00Z' };
+    expect(readable(range, 'shipDate')).not.toContain('WITH range');
+    expect(readable({ petId: '3' }, 'id')).not.toContain('WITH range');
+    expect(readable(range, 'id')).toContain('WITH range');
   });
 });

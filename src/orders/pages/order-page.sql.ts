@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { OrderPosition } from './order-cursor';
 import type { OrderRow } from '../order-json';
-import type { OrderFilter, OrderSort } from './order-page-query';
+import { MAX_PAGE_LIMIT, type OrderFilter, type OrderSort } from './order-page-query';
 import { ORDER_STATUSES } from '../order-status';
 import type { NamedStatement } from '../orders.sql';
 
@@ -17,19 +17,28 @@ export type OrderScanRow = [...OrderRow, matched: boolean, atBound: boolean];
 export type OrderPageRow = OrderRow;
 
 /**
- * At most how many orders a page examines, per order it may return (`limit + 1`). What bounds the
- * shapes no index serves: such a page may end short, or empty, and resume where its scan stopped.
+ * How many orders a page examines at least, per order it may return (`limit + 1`), before it ends
+ * short. What bounds the shapes no index serves: such a page may end short, or empty, and resume
+ * where its scan stopped. A filter on status or complete that PostgreSQL's statistics show to be
+ * sparse may examine more, up to MAX_SCAN_FACTOR (order-page-estimate.ts).
  */
 export const SCAN_FACTOR = 4;
 
 /** The rows a page of `limit` orders may examine. */
-export const scanLimitOf = (limit: number): number => SCAN_FACTOR * (limit + 1);
+export const scanLimitOf = (limit: number, factor = SCAN_FACTOR): number => factor * (limit + 1);
+
+/**
+ * At most how many orders of a ship-date range a page sorted by id reads through the range's own
+ * index, sorting them by id, instead of walking the ids: what the largest page examines.
+ */
+export const RANGE_ROWS = scanLimitOf(MAX_PAGE_LIMIT);
 
 /**
  * The planner settings of a page. The statement already names the one index its scan can use
  * (the conditions in its WHERE); these keep the planner from reading that index any other way
  * than in order, with a LIMIT: no bitmap scan and sort of what a condition matches (unbounded: a
- * pet's every undated order), no sequential scan. And the generic plan from the first execution
+ * pet's every undated order), no sequential scan. The one sort left is the one a statement cannot
+ * do without: a narrow ship-date range's ids, bounded (`rangeOrWalk`). And the generic plan from the first execution
  * on: it is the same range scan (the EXPLAIN test checks both kinds of plan for every shape),
  * planned once per connection instead of for each of a statement's first five executions, and no
  * switch to another plan after them can happen. Set on the pages' own connections when they open
@@ -84,7 +93,8 @@ function statementName(text: string): string {
  * a page examines a bounded number of rows whatever matches, and the plan cannot turn into a scan
  * that reads the table to find a few orders, custom or generic. When the scan reaches its bound
  * before the page is full, its last row comes back too (`matched` false unless it matches), to
- * say where the next page resumes.
+ * say where the next page resumes. Sorted by id within a ship-date range, the page may instead be
+ * read through the range's index, when the range is narrow (`rangeOrWalk`).
  *
  * The shipDate sorts put orders without a ship date last in both directions, ties by id in the
  * same direction: the dated orders by (ship_date, id), then the undated ones by id, as two
@@ -107,15 +117,21 @@ export function orderPageStatement(
   const gt = descending ? '<' : '>';
   const byPet = filter.petId === undefined ? '' : `pet_id = ${param(filter.petId)}::int8 AND `;
   const branches: string[] = [];
-  const residual = residualOf(filter, param);
+  const checks = residualOf(filter, param);
+  const residual = [...checks];
+  let ranged: { where: string; from: string; order: string } | undefined;
 
   if (sort === 'id' || sort === '-id') {
     const from = after ? `id ${gt} ${param(after.id)}::int8` : 'true';
-    branches.push(branch(`${byPet}${from}`, descending ? 'id DESC' : 'id'));
+    const order = descending ? 'id DESC' : 'id';
+    branches.push(branch(`${byPet}${from}`, order));
+    const range: string[] = [];
     if (filter.shipDateFrom !== undefined)
-      residual.push(`ship_date >= ${param(filter.shipDateFrom)}::timestamptz`);
+      range.push(`ship_date >= ${param(filter.shipDateFrom)}::timestamptz`);
     if (filter.shipDateTo !== undefined)
-      residual.push(`ship_date < ${param(filter.shipDateTo)}::timestamptz`);
+      range.push(`ship_date < ${param(filter.shipDateTo)}::timestamptz`);
+    residual.push(...range);
+    if (range.length > 0) ranged = { where: `${byPet}${range.join(' AND ')}`, from, order };
   } else {
     const order = descending ? 'ship_date DESC NULLS FIRST, id DESC' : 'ship_date, id';
     if (after?.shipDate !== null) {
@@ -167,13 +183,49 @@ export function orderPageStatement(
     text = `${columns} FROM (${union(limit)}) AS branches LIMIT ${limit}`;
   } else {
     const matched = residual.join(' AND ');
-    text =
+    const walk =
       `${columns}, ${matched}, n = ${scanLimit} FROM (` +
       `SELECT *, row_number() OVER () AS n FROM (${union(scanLimit)}) AS branches ` +
-      `LIMIT ${scanLimit}) AS scan ` +
-      `WHERE (${matched}) OR n = ${scanLimit} LIMIT ${pageLimit}`;
+      `LIMIT ${scanLimit}) AS scan `;
+    const kept = `(${matched}) OR n = ${scanLimit}`;
+    text = ranged
+      ? rangeOrWalk(ranged, checks, columns, `${walk}WHERE (${kept})`, pageLimit)
+      : `${walk}WHERE ${kept} LIMIT ${pageLimit}`;
   }
   return { name: statementName(text), text, values, everyRowMatches };
+}
+
+/**
+ * A page sorted by id within a ship-date range, by whichever of two plans the range calls for,
+ * chosen as the statement runs, for these values: the range's own index, (ship_date, id) or
+ * (pet_id, ship_date, id), is read first, its ids alone, at most RANGE_ROWS + 1 of them. When the
+ * range holds no more than RANGE_ROWS orders, those ids after the cursor are sorted, and the page
+ * is the first orders among them that pass the other filters, each read by its id: the range
+ * holds every order that can match, so the page is full, or the last. When it holds more, the
+ * page is the bounded walk of the ids (`walk`), as for any other filter. Both plans are in the
+ * one statement, each under a condition on the count that only the execution knows, so the
+ * choice is made per page, whatever plan the statement was prepared with.
+ */
+function rangeOrWalk(
+  range: { where: string; from: string; order: string },
+  checks: string[],
+  columns: string,
+  walk: string,
+  pageLimit: string,
+): string {
+  const lookup =
+    'SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ' +
+    `WHERE orders.id = ranged.id${checks.map((check) => ` AND ${check}`).join('')} LIMIT 1`;
+  return (
+    `WITH range AS MATERIALIZED (SELECT id FROM orders WHERE ${range.where} ` +
+    `ORDER BY ship_date LIMIT ${RANGE_ROWS + 1}), ` +
+    `chosen AS MATERIALIZED (SELECT count(*) <= ${RANGE_ROWS} AS narrow FROM range) ` +
+    `(${columns}, true, false FROM (SELECT page.* FROM (` +
+    `SELECT id FROM range WHERE ${range.from} ORDER BY ${range.order}) AS ranged ` +
+    `CROSS JOIN LATERAL (${lookup}) AS page ` +
+    `WHERE (SELECT narrow FROM chosen) ORDER BY ranged.${range.order} LIMIT ${pageLimit}) AS page) ` +
+    `UNION ALL (${walk} AND NOT (SELECT narrow FROM chosen) LIMIT ${pageLimit})`
+  );
 }
 
 /** One index range scan of the page: the conditions the index answers, in its order. */

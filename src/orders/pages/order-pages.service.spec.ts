@@ -4,6 +4,7 @@ import { ApiException } from '../../common/errors/api.exception';
 import type { OrderSettings } from '../orders.settings';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import type { OrderCursorSecret } from './order-cursor-secret';
+import type { FilterFractions, OrderFilterStatistics } from './order-page-estimate';
 import type { OrderPagePool } from './order-page-pool';
 import type { OrderPageQuery } from './order-page-query';
 import { OrderPagesService } from './order-pages.service';
@@ -38,6 +39,7 @@ function setUp(options: {
   connectMs?: number;
   statementMs?: number;
   noConnection?: boolean;
+  fractions?: FilterFractions;
 }) {
   const released: (Error | undefined)[] = [];
   const sent: { name: string; values: unknown[] }[] = [];
@@ -57,9 +59,13 @@ function setUp(options: {
   } as unknown as OrderPagePool;
   const secret = { get: () => Promise.resolve(KEY) } as unknown as OrderCursorSecret;
   const warn = jest.fn();
+  const statistics = {
+    get: () => Promise.resolve(options.fractions),
+  } as unknown as OrderFilterStatistics;
   const service = new OrderPagesService(
     pool,
     secret,
+    statistics,
     { PAGE_DATABASE_BUDGET_MS: BUDGET_MS } as OrderSettings,
     { warn } as unknown as PinoLogger,
   );
@@ -88,6 +94,27 @@ describe('OrderPagesService', () => {
     expect(page).toEqual({ rows: [row(1)] });
     expect(sent[0].values).toEqual(['1', 12, 3]);
     expect(released).toEqual([undefined]);
+  });
+
+  it('lets a page filtered on a sparse status examine more, by the statistics', async () => {
+    const fractions: FilterFractions = {
+      status: new Map([
+        ['shipped', 0.6],
+        ['pending', 0.25],
+        ['cancelled', 0.15],
+      ]),
+      complete: new Map([
+        ['false', 0.52],
+        ['true', 0.48],
+      ]),
+    };
+    const { service, sent } = setUp({ answer: () => [], fractions });
+    await find(service, query({ filter: { statuses: ['cancelled'] }, limit: 2 }));
+    await find(service, query({ filter: { statuses: ['shipped'] }, limit: 2 }));
+    expect(sent.map((s) => s.values.slice(-2))).toEqual([
+      [10 * 3, 3],
+      [4 * 3, 3],
+    ]);
   });
 
   it('continues a full page after its last order', async () => {

@@ -6,6 +6,7 @@ import { CommonErrors } from '../../common/errors/error-code';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import { OrderCursorSecret } from './order-cursor-secret';
 import type { OrderPage } from './order-page';
+import { OrderFilterStatistics, scanFactorOf } from './order-page-estimate';
 import { OrderPagePool } from './order-page-pool';
 import { orderSettings, type OrderSettings } from '../orders.settings';
 import type { OrderFilter, OrderPageQuery, OrderSort } from './order-page-query';
@@ -33,6 +34,7 @@ export class OrderPagesService {
   constructor(
     private readonly pages: OrderPagePool,
     private readonly secret: OrderCursorSecret,
+    private readonly statistics: OrderFilterStatistics,
     @Inject(orderSettings.KEY) settings: OrderSettings,
     @InjectPinoLogger(OrderPagesService.name) private readonly logger: PinoLogger,
   ) {
@@ -40,26 +42,30 @@ export class OrderPagesService {
   }
 
   /**
-   * The page the query asks for: one statement (order-page.sql.ts) that examines at most
-   * `scanLimitOf(limit)` orders and returns at most `limit + 1` matching ones, to know whether
-   * another page follows. A full page continues after its last order; a page whose scan reached
-   * its bound first continues after the last order the scan examined, with fewer orders than
-   * `limit`, or none; a scan that ended before its bound is the last page.
+   * The page the query asks for: one statement (order-page.sql.ts) that examines a bounded number
+   * of orders, `scanLimitOf(limit, factor)` on its walk, and returns at most `limit + 1` matching
+   * ones, to know whether another page follows. The factor follows PostgreSQL's statistics of a
+   * status or complete filter (order-page-estimate.ts), read for this page. A full page continues
+   * after its last order; a page whose scan reached its bound first continues after the last
+   * order the scan examined, with fewer orders than `limit`, or none; a scan that ended before
+   * its bound is the last page.
    */
   async find(query: OrderPageQuery): Promise<OrderPage> {
     const { filter, sort, limit, cursor } = query;
     const key = await this.secret.get();
     const after = cursor === undefined ? undefined : decodeCursor(key, cursor, filter, sort);
     const { name, text, values, everyRowMatches } = orderPageStatement(filter, sort, after);
-    const scanLimit = scanLimitOf(limit);
-    const scanned = await this.withinBudget(filter, sort, after !== undefined, (client) =>
-      client.query<OrderScanRow | OrderPageRow>({
+    const sparse = filter.statuses !== undefined || filter.complete !== undefined;
+    const scanned = await this.withinBudget(filter, sort, after !== undefined, async (client) => {
+      const fractions = sparse ? await this.statistics.get(client) : undefined;
+      const scanLimit = scanLimitOf(limit, scanFactorOf(filter, fractions));
+      return client.query<OrderScanRow | OrderPageRow>({
         name,
         text,
         values: [...values, scanLimit, limit + 1],
         rowMode: 'array',
-      }),
-    );
+      });
+    });
 
     if (everyRowMatches) {
       const rows = scanned.rows as OrderPageRow[];
