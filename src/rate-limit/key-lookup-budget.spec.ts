@@ -3,6 +3,7 @@ import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import type { ActiveKey, ApiKeyStore } from '../auth/api-key.store';
+import { authSettings } from '../auth/auth.settings';
 import { KeyCache } from '../auth/key-cache';
 import { LastUseRecorder } from '../auth/last-use-recorder';
 import { INSTANCE_LOOKUPS_PER_MINUTE, KeyLookupBudget } from './key-lookup-budget';
@@ -50,7 +51,7 @@ async function budgetOver(valid: string[] = [], hashesLoaded = valid) {
     keyHashes: jest.fn(() => Promise.resolve(hashesLoaded.map(hashApiKey))),
   };
   const keyStore = store as unknown as ApiKeyStore;
-  const keys = new KeyCache(keyStore, logger);
+  const keys = new KeyCache(keyStore, logger, authSettings.read({}));
   const authenticator = new ApiKeyAuthenticator(keys, new LastUseRecorder(keyStore, logger));
   const storage = new MemoryRateLimitStorage();
   const budget = new KeyLookupBudget(storage, authenticator, keys);
