@@ -75,10 +75,11 @@ function setupAdminOpenApi(app: INestApplication): void {
 }
 
 /**
- * The admin application, created and configured as `main.ts` serves it (and the
- * tests): the API's HTTP setup, with request bodies kept for the handlers and its own document,
- * beside the API's application `api` (its database, rate-limit storage and metrics). The caller
- * listens on ADMIN_HOST:ADMIN_PORT, and closes it before `api`.
+ * The admin application, created and configured as the service serves it
+ * (`createAdminListener()`) and as the tests do: the API's HTTP setup, with request bodies kept
+ * for the handlers and its own document, beside the API's application `api` (its database,
+ * rate-limit storage and metrics). The caller listens on ADMIN_HOST:ADMIN_PORT, and closes it
+ * before `api`.
  */
 export async function createAdminApp(
   api: INestApplicationContext,

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
 import {
   ArrayNotEmpty,
@@ -16,6 +17,21 @@ import { type Plan, PLANS } from '../plans/plans';
 export const MAX_GRACE_SECONDS = 36_500 * 86_400;
 
 /**
+ * A limit of the key's own (`perMinute`, `perDay`): its type here; that it is given for an
+ * enterprise key only, and there both, is the keys service's rule (`planLimitsProblem`).
+ */
+const PlanLimitField = (): PropertyDecorator =>
+  applyDecorators(
+    ApiPropertyOptional({
+      type: 'integer',
+      minimum: 1,
+      description: 'Enterprise only, required there.',
+    }),
+    IsOptional(),
+    IsInt(),
+  );
+
+/**
  * `POST /admin/v1/keys`: the fields' types here; the rules of plan and limits, scopes and expiry
  * are the keys service's (`planLimitsProblem`, `scopesProblem`, the store's expiry check), the
  * same the keys tool obeys.
@@ -31,22 +47,10 @@ export class CreateKeyBody {
   @Length(1, 200)
   name?: string;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    description: 'Enterprise only, required there.',
-  })
-  @IsOptional()
-  @IsInt()
+  @PlanLimitField()
   perMinute?: number;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    description: 'Enterprise only, required there.',
-  })
-  @IsOptional()
-  @IsInt()
+  @PlanLimitField()
   perDay?: number;
 
   @ApiPropertyOptional({

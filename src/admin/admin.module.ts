@@ -46,7 +46,7 @@ class SharedWithApiModule {
    * at once), a key's requests counted in the same windows on both listeners (in process or in
    * Redis), and admin requests in the service's /metrics. Nest runs their shutdown hooks when either
    * application closes: the Redis storage's (its unused leases handed back) can run twice, and
-   * `main.ts` closes the admin application first, while the API's Redis client is still open.
+   * the shutdown (`main.shutdown.ts`) closes the admin application first, while the API's Redis client is still open.
    */
   static of(api: INestApplicationContext): DynamicModule {
     return {

@@ -2,19 +2,11 @@ import type { Request } from 'express';
 import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey, hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { KEY } from './api-key.fixture';
 import type { ActiveKey, ApiKeyStore } from './api-key.store';
+import { authSettings } from './auth.settings';
 import { KeyCache } from './key-cache';
 import { LastUseRecorder } from './last-use-recorder';
-
-const KEY: ActiveKey = {
-  keyId: '7',
-  familyId: '7',
-  plan: 'pro',
-  limits: { perMinute: 300, perDay: 10_000 },
-  bannedUntil: null,
-  expiresAt: null,
-  scopes: ['*'],
-};
 
 /** A store whose lookups stay pending until the test settles them. */
 function pendingStore() {
@@ -42,7 +34,7 @@ const logger = { warn: jest.fn() } as unknown as PinoLogger;
 /** The authenticator, with its key cache and last-use recorder, over this store. */
 function authenticatorOn(store: object) {
   const keyStore = store as ApiKeyStore;
-  const keys = new KeyCache(keyStore, logger);
+  const keys = new KeyCache(keyStore, logger, authSettings.read({}));
   const authenticator = new ApiKeyAuthenticator(keys, new LastUseRecorder(keyStore, logger));
   return { authenticator, keys };
 }

@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditTrail } from '../audit/audit-trail';
@@ -6,6 +7,7 @@ import { AuditModule } from '../audit/audit.module';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyStore } from './api-key.store';
+import { authSettings } from './auth.settings';
 import { DemoKeysSeeder } from './demo-keys.seeder';
 import { KeyCache } from './key-cache';
 import { KeyChangesFeed } from './key-changes.feed';
@@ -22,7 +24,7 @@ import { LastUseRecorder } from './last-use-recorder';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey]), AuditModule],
+  imports: [ConfigModule.forFeature(authSettings), TypeOrmModule.forFeature([ApiKey]), AuditModule],
   providers: [
     {
       provide: ApiKeyStore,

@@ -1,11 +1,4 @@
 /**
- * How long a cached key may be used without asking the database whether it changed, when nothing
- * says that it did not: the bound on how long a revocation, ban, unban or expiry change takes to
- * reach every instance while the key changes feed is down ("within 5 seconds", docs/keys.md).
- */
-export const KEY_CACHE_TTL_MS = 5_000;
-
-/**
  * How long a cached key is used at most while the feed is up: changes to it arrive as
  * notifications and drop it at once, so this bound only limits what a lost notification could cost.
  */
@@ -35,20 +28,25 @@ export interface CachedLookup {
 /**
  * Whether a cached key may be used at `now` without asking the database again.
  *
- * Always for {@link KEY_CACHE_TTL_MS} after its lookup. Beyond that, up to
+ * Always for `ttlMs` (KEY_CACHE_TTL_MS) after its lookup. Beyond that, up to
  * {@link KEY_CACHE_MAX_AGE_MS}, only while the feed has listened without interruption since the
  * lookup started (same epoch, still listening), and has confirmed that it received every change
- * committed up to {@link KEY_CACHE_TTL_MS} ago: a change to the key would have dropped it from the
- * cache. So a change reaches this instance within {@link KEY_CACHE_TTL_MS} whatever the feed does
- * (down, reconnecting, or silently cut off), and within milliseconds while it is up.
+ * committed up to `ttlMs` ago: a change to the key would have dropped it from the cache. So a
+ * change reaches this instance within `ttlMs` whatever the feed does (down, reconnecting, or
+ * silently cut off), and within milliseconds while it is up.
  */
-export function isTrusted(entry: CachedLookup, feed: ChangesFeedState, now: number): boolean {
+export function isTrusted(
+  entry: CachedLookup,
+  feed: ChangesFeedState,
+  now: number,
+  ttlMs: number,
+): boolean {
   const age = now - entry.lookedUpAt;
-  if (age < KEY_CACHE_TTL_MS) return true;
+  if (age < ttlMs) return true;
   return (
     age < KEY_CACHE_MAX_AGE_MS &&
     feed.listening &&
     entry.epoch === feed.epoch &&
-    now - feed.confirmedAt < KEY_CACHE_TTL_MS
+    now - feed.confirmedAt < ttlMs
   );
 }

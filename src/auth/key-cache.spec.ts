@@ -1,7 +1,11 @@
 import type { PinoLogger } from 'nestjs-pino';
 import type { ActiveKey, ApiKeyStore } from './api-key.store';
 import { KeyCache } from './key-cache';
-import { KEY_CACHE_MAX_AGE_MS, KEY_CACHE_TTL_MS } from './key-cache-trust';
+import { authSettings } from './auth.settings';
+import { KEY_CACHE_MAX_AGE_MS } from './key-cache-trust';
+
+/** KEY_CACHE_TTL_MS's default: 5 s. */
+const { KEY_CACHE_TTL_MS } = authSettings.read({});
 
 const hashOf = (n: number): string => n.toString(16).padStart(64, '0');
 const KEY_HASH = hashOf(1);
@@ -38,7 +42,7 @@ function setUp() {
     keyHashes: (): Promise<string[]> => Promise.resolve([...rows.keys()]),
   } as unknown as ApiKeyStore;
   const logger = { warn: jest.fn() } as unknown as PinoLogger;
-  const cache = new KeyCache(store, logger);
+  const cache = new KeyCache(store, logger, { KEY_CACHE_TTL_MS });
   return {
     cache,
     rows,

@@ -1,8 +1,9 @@
-import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { ActiveKey, ApiKeyStore } from './api-key.store';
-import { CachedLookup, ChangesFeedState, isTrusted, KEY_CACHE_TTL_MS } from './key-cache-trust';
+import { type AuthSettings, authSettings } from './auth.settings';
+import { CachedLookup, ChangesFeedState, isTrusted } from './key-cache-trust';
 import { KnownKeyHashes } from './key-hashes';
 
 export const KEY_CACHE_MAX_ENTRIES = 50_000;
@@ -32,8 +33,8 @@ interface Lookup extends PendingLookup {
  * key, and the set of the hashes a key may have (`KnownKeyHashes`). Filled from the database,
  * one lookup per hash at a time; kept current by the key changes feed (`KeyChangesFeed`).
  *
- * A cached key is used for {@link KEY_CACHE_TTL_MS}, and for up to ten minutes while the feed is
- * up: a change to a key arrives from it and drops the key at once (`keyChanged`). See `isTrusted`.
+ * A cached key is used for KEY_CACHE_TTL_MS (5 s by default), and for up to ten minutes while
+ * the feed is up: a change to a key arrives from it and drops the key at once (`keyChanged`). See `isTrusted`.
  */
 @Injectable()
 export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -43,14 +44,8 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
    */
   private readonly cache = new LRUCache<string, CachedKey>({ max: KEY_CACHE_MAX_ENTRIES });
 
-  /** Never kept longer than {@link KEY_CACHE_TTL_MS}: a key issued later must work at once. */
-  private readonly unknown = new LRUCache<string, true>({
-    max: UNKNOWN_KEY_CACHE_MAX_ENTRIES,
-    ttl: KEY_CACHE_TTL_MS,
-    // Staleness read from the clock at each lookup, not from a clock cached by a new timer every
-    // millisecond: the lookup is on every request.
-    ttlResolution: 0,
-  });
+  /** Never kept longer than KEY_CACHE_TTL_MS: a key issued later must work at once. */
+  private readonly unknown: LRUCache<string, true>;
 
   /**
    * Database lookups under way, by hash. When a key's cache entry lapses under load, the requests
@@ -71,13 +66,26 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
    */
   private readonly hashes: KnownKeyHashes;
 
+  /** KEY_CACHE_TTL_MS: see `isTrusted`. */
+  private readonly ttlMs: number;
+
   constructor(
     private readonly store: ApiKeyStore,
     @InjectPinoLogger(KeyCache.name) logger: PinoLogger,
+    @Inject(authSettings.KEY) { KEY_CACHE_TTL_MS }: AuthSettings,
   ) {
+    this.ttlMs = KEY_CACHE_TTL_MS;
+    this.unknown = new LRUCache<string, true>({
+      max: UNKNOWN_KEY_CACHE_MAX_ENTRIES,
+      ttl: KEY_CACHE_TTL_MS,
+      // Staleness read from the clock at each lookup, not from a clock cached by a new timer every
+      // millisecond: the lookup is on every request.
+      ttlResolution: 0,
+    });
     this.hashes = new KnownKeyHashes(
       () => store.keyHashes(),
       this.feed,
+      KEY_CACHE_TTL_MS,
       (err: unknown) => {
         logger.warn({ err }, 'could not load the hashes of the keys: tried again when needed');
       },
@@ -97,12 +105,12 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
   cached(keyHash: string): ActiveKey | undefined {
     const cached = this.cache.get(keyHash);
     if (cached === undefined) return undefined;
-    if (isTrusted(cached, this.feed, performance.now())) return cached.key;
+    if (isTrusted(cached, this.feed, performance.now(), this.ttlMs)) return cached.key;
     this.cache.delete(keyHash);
     return undefined;
   }
 
-  /** Whether a lookup of this hash found no key within the last {@link KEY_CACHE_TTL_MS}. */
+  /** Whether a lookup of this hash found no key within the last KEY_CACHE_TTL_MS. */
   recentlyNotFound(keyHash: string): boolean {
     return this.unknown.get(keyHash) === true;
   }

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { NotificationListenerOptions } from '../database/notification-listener';
 import type { ActiveKey, ApiKeyStore } from './api-key.store';
 import { KeyCache } from './key-cache';
-import { KEY_CACHE_TTL_MS } from './key-cache-trust';
+import { authSettings } from './auth.settings';
 import { KeyChangesFeed } from './key-changes.feed';
 
 /** The options each feed gave its listener: the test plays the connection's part through them. */
@@ -19,6 +19,9 @@ jest.mock('../database/notification-listener', () => ({
 }));
 
 const KEY_HASH = 'a'.repeat(64);
+/** The default settings: KEY_CACHE_TTL_MS 5 s. */
+const settings = authSettings.read({});
+const { KEY_CACHE_TTL_MS } = settings;
 
 /** A key cache over a fake store, fed by a feed over a fake connection. */
 function setUp() {
@@ -36,11 +39,12 @@ function setUp() {
     keyHashes: () => Promise.resolve([KEY_HASH]),
   } as unknown as ApiKeyStore;
   const logger = { info: jest.fn(), warn: jest.fn(), debug: jest.fn() };
-  const cache = new KeyCache(store, logger as unknown as PinoLogger);
+  const cache = new KeyCache(store, logger as unknown as PinoLogger, settings);
   const feed = new KeyChangesFeed(
     { options: {} } as DataSource,
     cache,
     logger as unknown as PinoLogger,
+    settings,
   );
   const { options, stop } = mockListeners[0];
   return { cache, feed, options, stop, logger, lookups: () => lookups };

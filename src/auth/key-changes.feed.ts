@@ -1,12 +1,12 @@
-import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { APPLICATION_NAME } from '../database/data-source-options';
 import { listenerClientConfig, NotificationListener } from '../database/notification-listener';
+import { type AuthSettings, authSettings } from './auth.settings';
 import { KeyCache } from './key-cache';
-import { KEY_CACHE_TTL_MS } from './key-cache-trust';
 
 /** Where the `api_keys` trigger announces a changed key's hash (migration ApiKeyChangesNotify). */
 export const KEY_CHANGES_CHANNEL = 'api_key_changes';
@@ -14,15 +14,18 @@ export const KEY_CHANGES_CHANNEL = 'api_key_changes';
 /** The feed's connection in `pg_stat_activity`. */
 export const KEY_CHANGES_APPLICATION_NAME = `${APPLICATION_NAME} key changes`;
 
-/** A heartbeat this often: the feed stays confirmed with room to spare within the 5 s bound. */
-const HEARTBEAT_INTERVAL_MS = 1_000;
+/**
+ * Heartbeats within KEY_CACHE_TTL_MS (one a second by default): the feed stays confirmed with room
+ * to spare within that bound, however short it is set.
+ */
+const HEARTBEATS_PER_TTL = 5;
 
 /**
  * The key changes feed: `LISTEN api_key_changes` on a connection of its own, which tells the
  * key cache at once which key changed in the database (issued, revoked, banned, unbanned, its
  * expiry moved), and whether it is listening at all: while it is, cached keys stay trusted for
  * minutes, and the set of the keys' hashes stays current; while it is not, cached keys are
- * trusted for {@link KEY_CACHE_TTL_MS} only, as before the feed existed.
+ * trusted for KEY_CACHE_TTL_MS only, as before the feed existed.
  *
  * It connects in the background, so the service starts as it would without it; it reconnects by
  * itself (with backoff) after a loss, and closes at shutdown.
@@ -38,6 +41,7 @@ export class KeyChangesFeed implements OnApplicationBootstrap, OnApplicationShut
     @InjectDataSource() dataSource: DataSource,
     private readonly keys: KeyCache,
     @InjectPinoLogger(KeyChangesFeed.name) private readonly logger: PinoLogger,
+    @Inject(authSettings.KEY) { KEY_CACHE_TTL_MS }: AuthSettings,
   ) {
     this.listener = new NotificationListener({
       client: listenerClientConfig(
@@ -45,7 +49,7 @@ export class KeyChangesFeed implements OnApplicationBootstrap, OnApplicationShut
         KEY_CHANGES_APPLICATION_NAME,
       ),
       channel: KEY_CHANGES_CHANNEL,
-      heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+      heartbeatIntervalMs: KEY_CACHE_TTL_MS / HEARTBEATS_PER_TTL,
       heartbeatTimeoutMs: KEY_CACHE_TTL_MS,
       retryDelayMs: { first: 250, max: 10_000 },
       onNotification: (keyHash) => {

@@ -1,5 +1,8 @@
 import { ChangesFeedState } from './key-cache-trust';
-import { KnownKeyHashes, REFRESH_INTERVAL_MS, RELOAD_INTERVAL_MS } from './key-hashes';
+import { KnownKeyHashes, REFRESH_INTERVAL_MS } from './key-hashes';
+
+/** The key cache's: KEY_CACHE_TTL_MS, 5 s by default. */
+const RELOAD_INTERVAL_MS = 5_000;
 
 const hashOf = (n: number): string => n.toString(16).padStart(64, '0');
 
@@ -24,6 +27,7 @@ function setUp() {
       );
     },
     feed,
+    RELOAD_INTERVAL_MS,
     failed,
   );
   const settleLoads = async (): Promise<void> => {

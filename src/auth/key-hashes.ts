@@ -1,14 +1,7 @@
-import { ChangesFeedState, KEY_CACHE_MAX_AGE_MS, KEY_CACHE_TTL_MS } from './key-cache-trust';
+import { ChangesFeedState, KEY_CACHE_MAX_AGE_MS } from './key-cache-trust';
 
 /** A key's hash as the `api_keys` trigger announces it: anything else on the channel is not one. */
 const KEY_HASH = /^[0-9a-f]{64}$/;
-
-/**
- * Least time between two loads that waiting requests ask for while the feed cannot keep the set
- * current (down, or never up): a flood of made-up keys costs the database one load per interval
- * at most, whatever its size.
- */
-export const RELOAD_INTERVAL_MS = KEY_CACHE_TTL_MS;
 
 /**
  * Every hash is loaded again this often anyway: a key inserted with the trigger bypassed (never
@@ -62,9 +55,15 @@ export class KnownKeyHashes {
   private stopped = false;
   private waiters: Waiter[] = [];
 
+  /**
+   * @param reloadIntervalMs least time between two loads that waiting requests ask for while the
+   *   feed cannot keep the set current (down, or never up): a flood of made-up keys costs the
+   *   database one load per interval at most, whatever its size. The key cache's KEY_CACHE_TTL_MS.
+   */
   constructor(
     private readonly readHashes: () => Promise<string[]>,
     private readonly feed: ChangesFeedState,
+    private readonly reloadIntervalMs: number,
     private readonly onLoadFailed: (error: unknown) => void,
   ) {}
 
@@ -209,11 +208,11 @@ export class KnownKeyHashes {
 
   /**
    * Makes sure the waiting requests will be let go: by the feed's next heartbeat when it keeps the
-   * set current, else by a load, at most one per {@link RELOAD_INTERVAL_MS}.
+   * set current, else by a load, at most one per `reloadIntervalMs`.
    */
   private catchUp(): void {
     if (this.loading || this.reloadTimer || this.feedKeepsCurrent()) return;
-    const wait = this.lastLoadStartedAt + RELOAD_INTERVAL_MS - performance.now();
+    const wait = this.lastLoadStartedAt + this.reloadIntervalMs - performance.now();
     if (wait <= 0) {
       void this.load();
       return;

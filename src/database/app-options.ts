@@ -1,4 +1,4 @@
-/** How this process reaches its database; decided in `main.ts` (or by a test) before Nest starts. */
+/** How this process reaches its database; decided in `main.environment.ts` (or by a test) before Nest starts. */
 export interface AppOptions {
   databaseUrl: string;
   /** Seed demo orders (and keys) into an empty database: only on the embedded database. */

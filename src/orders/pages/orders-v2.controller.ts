@@ -1,5 +1,5 @@
 import { CommonErrors } from '../../common/errors/error-code';
-import { Controller, Delete, Get, HttpCode, HttpStatus, Param, Res } from '@nestjs/common';
+import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuditActor } from '../../audit/audit-event';
@@ -10,8 +10,9 @@ import { ApiOperationResponses } from '../../openapi/api-responses.decorator';
 import { ApiTag } from '../../openapi/api-tag.decorator';
 import { RequireScope } from '../../auth/scopes';
 import { OrderScopes } from '../order.scopes';
+import { CancelOrderRoute, OrderIdParam } from '../cancel-order.route';
 import { ApiVersionDocument } from '../../openapi/api-version-document.decorator';
-import { ApiCancelOrder, ORDERS_TAG } from '../orders.openapi';
+import { ORDERS_TAG } from '../orders.openapi';
 import { V2_DOCUMENT } from '../orders.documents';
 import { sendOrderPage } from './order-page';
 import { type OrderPageQuery } from './order-page-query';
@@ -19,7 +20,6 @@ import { OrderPageSchema } from './order-page.schema';
 import { OrderPagesService } from './order-pages.service';
 import { ORDER_PAGE_QUERY_PARAMETERS } from './order-page.openapi';
 import { OrdersService } from '../orders.service';
-import { ParseOrderIdPipe } from '../parse-order-id.pipe';
 import { ParseOrderPageQueryPipe } from './parse-order-page-query.pipe';
 
 /** Version 2 of the orders API: the list filtered, sorted and paged; cancel as in v1. */
@@ -85,14 +85,8 @@ export class OrdersV2Controller {
     sendOrderPage(res, query.search, await this.pages.find(query));
   }
 
-  @RequireScope(OrderScopes.CANCEL)
-  @Delete(':orderId')
-  @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiCancelOrder()
-  cancelOrder(
-    @Param('orderId', ParseOrderIdPipe) orderId: string,
-    @RequestActor() by: AuditActor,
-  ): Promise<void> {
+  @CancelOrderRoute()
+  cancelOrder(@OrderIdParam() orderId: string, @RequestActor() by: AuditActor): Promise<void> {
     return this.orders.cancel(orderId, by);
   }
 }
