@@ -614,7 +614,7 @@ describeWithBinary('redis-server', 'redis-server')(
         const revoked = await a.call('delete', `/admin/v1/keys/${id}`);
         a.check('delete', `/admin/v1/keys/${id}`, revoked);
         expect(revoked.status).toBe(204);
-        // Contract §2's bound, from the revocation's answer.
+        // The revocation's bound (docs/keys.md), from its answer.
         for (const t of [two, one]) {
           await eventually(
             async () => (await orders(t, key)).status,

@@ -34,7 +34,7 @@ const PAST_SUNSET_HEADER = 'Wed, 15 Jan 2025 00:00:00 GMT';
 const DEPRECATION_LINK = `<${FUTURE_DEPRECATION.link}>; rel="deprecation"`;
 
 /**
- * Contract §8's stability and deprecation markers, through HTTP, on the widgets fixture's
+ * The stability and deprecation markers of docs/api.md, through HTTP, on the widgets fixture's
  * routes (test/fixtures/widgets/widget-lab.controller.ts): one beta, a controller marked
  * experimental with one route beta, one deprecated with its sunset in 2099, one past its sunset.
  * Every request goes through `api()`, which also holds each response to the served document: so

@@ -24,7 +24,7 @@ interface Document {
 }
 
 /**
- * Contract §8, through HTTP: a module written the usual Nest way (test/fixtures/widgets, one
+ * docs/extending.md, through HTTP: a module written the usual Nest way (test/fixtures/widgets, one
  * folder, nothing in src/ edited for it), mounted beside the real ones.
  */
 describe('a module added by another team (the widgets fixture)', () => {

@@ -46,7 +46,7 @@ async function migrateWithFixture(databaseUrl: string): Promise<string[]> {
 }
 
 /**
- * Contract §8, "a module is one folder": the widgets fixture (test/fixtures/widgets) brings its
+ * docs/extending.md's "a feature is one folder": the widgets fixture (test/fixtures/widgets) brings its
  * own setting, table, route limits and API version, and nothing under src/ names any of them.
  */
 describe('a module owns its settings', () => {

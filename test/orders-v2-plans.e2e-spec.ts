@@ -16,7 +16,7 @@ const ORDERS = 100_000;
 const LIMIT = 100;
 
 /**
- * The real criterion of a bounded page, for every shape of the contract's parameters: the rows
+ * The real criterion of a bounded page, for every shape of v2's parameters: the rows
  * each page examines (EXPLAIN ANALYZE: what every scan read, and every row a filter removed) stay
  * within twice its walk's bound (a multiple of `limit + 1`), and, where a ship-date range is read
  * first, within that range's bound (RANGE_ROWS) three times more: its ids, then the orders read

@@ -48,7 +48,7 @@ function matches(query: string, state: Snapshot | undefined): boolean {
 }
 
 /**
- * The contract's exactly-once rule, under fire: every page of every sort is walked while another
+ * v2's exactly-once rule (docs/api.md), under fire: every page of every sort is walked while another
  * connection places, cancels and ships orders (some shipments also set a ship date: a sort key
  * that changes). Every order that matched throughout the walk and whose sort key did not change
  * must come exactly once, in sort order.
@@ -144,7 +144,7 @@ describe('walking every page while orders are placed, cancelled and shipped', ()
 
   /**
    * The last three match one order in twenty or none, fewer than a page's scan examines per
-   * page: their pages are short, or empty, with more to come (contract 7), and the walk still
+   * page: their pages are short, or empty, with more to come (docs/api.md), and the walk still
    * sees each order once.
    */
   it.each([
@@ -199,7 +199,7 @@ describe('walking every page while orders are placed, cancelled and shipped', ()
     expect(visited.length).toBeGreaterThanOrEqual(atLeast);
 
     // No order whose key stayed comes twice, and they come in sort order. (An order whose key
-    // moved may come again at its new place: the contract promises nothing for it.)
+    // moved may come again at its new place: docs/api.md promises nothing for it.)
     const steady = visited.filter((id) => !activity.keyChanged.has(id));
     expect(steady.length).toBe(new Set(steady).size);
     for (let i = 1; i < steady.length; i++) {

@@ -7,7 +7,7 @@ import {
 } from './api-key';
 
 describe('API keys', () => {
-  it('are sk_ followed by 43 base62 characters: 256 bits, beyond the 128 the contract asks', () => {
+  it('are sk_ followed by 43 base62 characters: 256 bits, well beyond 128', () => {
     const key = generateApiKey();
     expect(key).toMatch(/^sk_[0-9A-Za-z]{43}$/);
     expect(API_KEY_RANDOM_CHARS * Math.log2(62)).toBeGreaterThanOrEqual(128);

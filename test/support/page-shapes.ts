@@ -9,7 +9,7 @@ const WIDE = `shipDateFrom=${SPREAD_FROM}&shipDateTo=${SPREAD_TO}`;
 const NARROW = 'shipDateFrom=2025-06-01T00:00:00Z&shipDateTo=2025-06-02T00:00:00Z';
 
 /**
- * Every shape of the contract's parameters, systematically: each subset of status (none, one,
+ * Every shape of v2's parameters, systematically: each subset of status (none, one,
  * several), petId (one with orders, one without), complete, and a ship-date range (wide, narrow),
  * times the four sorts; combinations that match many orders, a few, or none (a cancelled order is
  * never complete in the spread store). Query strings without limit or cursor.
