@@ -20,7 +20,21 @@ const swc = [
   },
 ];
 
-const esmPackages = ['@nestjs', 'commander', '@apidevtools', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras'];
+const esmPackages = [
+  '@nestjs',
+  'commander',
+  '@apidevtools',
+  'file-type',
+  'strtok3',
+  'token-types',
+  '@tokenizer',
+  'uint8array-extras',
+  'pg-boss',
+  'serialize-error',
+  'non-error',
+  'rrule-temporal',
+  'temporal-spec',
+];
 
 const shared = {
   testEnvironment: 'node',
