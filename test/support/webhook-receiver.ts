@@ -14,7 +14,8 @@ export interface Received {
 }
 
 /** What the receiver answers a request (after reading its body): `hang` never answers. */
-export type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+export type Answer =
+  { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /**
  * A webhook receiver on loopback: records every request and answers as `answer` says (200 by
@@ -22,6 +23,9 @@ export type Answer = { status: number; body?: string; headers?: Record<string, s
  */
 export class WebhookReceiver {
   readonly received: Received[] = [];
+  /** Requests being answered now, and the most there were at once. */
+  inFlight = 0;
+  mostInFlight = 0;
   answer: (request: Received, index: number) => Answer = () => ({ status: 200 });
   private readonly hanging = new Set<ServerResponse>();
   private server: Server | undefined;
@@ -43,8 +47,13 @@ export class WebhookReceiver {
           this.hanging.add(res);
           return;
         }
-        res.writeHead(answer.status, answer.headers ?? {});
-        res.end(answer.body ?? '');
+        this.inFlight++;
+        this.mostInFlight = Math.max(this.mostInFlight, this.inFlight);
+        setTimeout(() => {
+          this.inFlight--;
+          res.writeHead(answer.status, answer.headers ?? {});
+          res.end(answer.body ?? '');
+        }, answer.delayMs ?? 0);
       });
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
