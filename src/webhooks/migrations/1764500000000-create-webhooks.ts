@@ -130,13 +130,18 @@ export class CreateWebhooks1764500000000 implements MigrationInterface {
       CREATE TRIGGER "TR_audit_events_webhooks" AFTER INSERT ON "audit_events"
       FOR EACH ROW EXECUTE FUNCTION "webhook_fan_out"()`);
 
-    // The runtime roles: use the queue (pg-boss's workers read, write and prune its rows).
+    // The runtime roles: use the queue (pg-boss's workers read, write and prune its rows), and
+    // queue a delivery's next attempt; no other role may call the function that queues one.
+    await queryRunner.query(
+      `REVOKE EXECUTE ON FUNCTION "webhook_enqueue"(uuid, timestamptz) FROM PUBLIC`,
+    );
     await queryRunner.query(`
       DO $$
       DECLARE entry record;
       BEGIN
         FOR entry IN ${RUNTIME_ROLES}
         LOOP
+          EXECUTE format('GRANT EXECUTE ON FUNCTION "webhook_enqueue"(uuid, timestamptz) TO %s', entry.grantee);
           EXECUTE format('GRANT USAGE ON SCHEMA ${QUEUE_SCHEMA} TO %s', entry.grantee);
           EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${QUEUE_SCHEMA} TO %s', entry.grantee);
           EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${QUEUE_SCHEMA} TO %s', entry.grantee);
