@@ -155,6 +155,9 @@ export class WebhookDeliverer {
       schedule: false,
       supervise: true,
       superviseIntervalSeconds: SUPERVISE_SECONDS,
+      // The queue's backlog, read for the workers' burst mode below, is this fresh.
+      queueCacheIntervalSeconds: SUPERVISE_SECONDS,
+      monitorIntervalSeconds: SUPERVISE_SECONDS,
     });
     boss.on('error', (error: unknown) => {
       this.parts.logger.error({ err: error }, 'webhook queue error');
@@ -167,7 +170,13 @@ export class WebhookDeliverer {
     });
     await boss.work<{ deliveryId: string }>(
       DELIVERY_QUEUE,
-      { batchSize: 1, localConcurrency: settings.WEBHOOK_CONCURRENCY, pollingIntervalSeconds: 1 },
+      {
+        batchSize: 1,
+        localConcurrency: settings.WEBHOOK_CONCURRENCY,
+        pollingIntervalSeconds: 1,
+        // With a backlog, each worker fetches its next job as soon as it is free, not a poll later.
+        burstWhenReadyExceeds: 1,
+      },
       async (jobs) => {
         for (const job of jobs) await this.attempt(job.data.deliveryId);
       },
