@@ -2,11 +2,11 @@
  * Two projects: `unit` (src/**\/*.spec.ts, no I/O) and `e2e` (test/**\/*.e2e-spec.ts, against one
  * real PostgreSQL started by test/setup/global-setup.ts for the whole run).
  *
- * NestJS 12 packages (and commander, the keys tool's parser) are ESM-only. Node runs them from our
- * CommonJS build natively (require(esm)), but Jest's module system does that only with
- * `--experimental-vm-modules` (its require(esm) needs vm.SourceTextModule, still behind that flag
- * on Node 24, with an ExperimentalWarning on every run), so @swc/jest turns them into CommonJS
- * instead.
+ * NestJS 12 packages (and commander, the keys tool's parser; pg-boss and its dependencies that
+ * are modules) are ESM-only. Node runs them from our CommonJS build natively (require(esm)), but
+ * Jest's module system does that only with `--experimental-vm-modules` (its require(esm) needs
+ * vm.SourceTextModule, still behind that flag on Node 24, with an ExperimentalWarning on every
+ * run), so @swc/jest turns them into CommonJS instead.
  */
 const swc = [
   '@swc/jest',

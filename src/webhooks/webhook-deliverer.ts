@@ -302,20 +302,18 @@ export class WebhookDeliverer {
           0,
           KEPT_ANSWER_BYTES,
         );
+    if (result.ok) {
+      // One statement; the endpoint's row is written (and locked) only when it was failing, so
+      // that the attempts to one endpoint never wait for each other.
+      await this.parts.db.query(
+        `WITH delivered AS (${ATTEMPT_OUTCOME_SQL})
+         UPDATE webhook_endpoints SET failing_since = NULL
+          WHERE id = $6 AND failing_since IS NOT NULL`,
+        [delivery.id, 'delivered', statusCode, null, null, delivery.endpoint_id],
+      );
+      return 'delivered';
+    }
     return await this.parts.db.transaction(async (manager) => {
-      if (result.ok) {
-        await manager.query(ATTEMPT_OUTCOME_SQL, [
-          delivery.id,
-          'delivered',
-          statusCode,
-          null,
-          null,
-        ]);
-        await manager.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1', [
-          delivery.endpoint_id,
-        ]);
-        return 'delivered';
-      }
       if (statusCode === 410) {
         await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'failed', statusCode, error, null]);
         await this.disable(manager, delivery.endpoint_id, 'gone');
