@@ -720,7 +720,7 @@ describe('webhooks: secrets at rest', () => {
 async function spawnInstance(
   databaseUrl: string,
   env: Record<string, string>,
-): Promise<{ kill(): Promise<void> }> {
+): Promise<{ kill(): Promise<void>; lines: string[] }> {
   const child = spawn(
     process.execPath,
     ['--require', '@swc-node/register', 'test/support/webhook-instance.ts'],
@@ -737,14 +737,17 @@ async function spawnInstance(
     },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines: string[] = [];
   await new Promise<void>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout });
-    lines.on('line', (line) => {
+    const reader = createInterface({ input: child.stdout });
+    reader.on('line', (line) => {
+      lines.push(line);
       if (line === 'ready') resolve();
     });
     void exited.then(() => reject(new Error('the instance exited before it was ready')));
   });
   return {
+    lines,
     kill: async () => {
       child.kill('SIGKILL');
       await exited;
@@ -753,6 +756,63 @@ async function spawnInstance(
 }
 
 describe('webhooks: instances', () => {
+  it('logs one line per attempt, says once that secrets are unencrypted, never logs a secret', async () => {
+    const quiet = await startSuite({ WEBHOOK_DELIVERY: 'off' });
+    const receiver = await new WebhookReceiver().start();
+    try {
+      const endpoint = await addEndpoint(quiet, receiver.url);
+      const instance = await spawnInstance(quiet.t.databaseUrl, {
+        LOG_LEVEL: 'info',
+        WEBHOOK_RETRY_SECONDS: '1',
+      });
+      try {
+        receiver.answer = (_r, index) => (index === 0 ? { status: 500 } : { status: 200 });
+        const webhookId = await cancelNew(quiet);
+        const messages = await received(receiver, webhookId, 2, 10_000);
+        await settled(quiet, endpoint.id, webhookId);
+        await eventually(
+          () => Promise.resolve(instance.lines.filter((l) => l.includes('webhook attempt'))),
+          (found) => found.length === 2,
+          5000,
+        );
+        const attempts = instance.lines
+          .filter((l) => l.includes('webhook attempt'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+        expect(attempts).toEqual([
+          expect.objectContaining({
+            endpointId: endpoint.id,
+            eventId: webhookId,
+            status: 500,
+            result: 'retried',
+            durationMs: expect.any(Number),
+          }),
+          expect.objectContaining({
+            endpointId: endpoint.id,
+            eventId: webhookId,
+            status: 200,
+            result: 'delivered',
+            durationMs: expect.any(Number),
+          }),
+        ]);
+        const warnings = instance.lines.filter((l) => l.includes('WEBHOOK_SECRETS_KEY is not set'));
+        expect(warnings).toHaveLength(1);
+        expect(JSON.parse(warnings[0])).toMatchObject({ level: 40 });
+        const log = instance.lines.join('\n');
+        expect(log).not.toContain(endpoint.secret.slice(6));
+        for (const m of messages) {
+          for (const signature of String(m.headers['webhook-signature']).split(' ')) {
+            expect(log).not.toContain(signature.slice(3));
+          }
+        }
+      } finally {
+        await instance.kill();
+      }
+    } finally {
+      await quiet.close();
+      await receiver.stop();
+    }
+  }, 60_000);
+
   it('with WEBHOOK_DELIVERY=off queues only; two instances deliver each event once', async () => {
     // The default timeout: a healthy receiver answers well within it, even on a loaded machine.
     const quiet = await startSuite({ WEBHOOK_DELIVERY: 'off', WEBHOOK_TIMEOUT_MS: '10000' });
