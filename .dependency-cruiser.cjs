@@ -26,6 +26,8 @@ const MAY_IMPORT = {
   health: ['auth', 'common', 'config', 'database', 'metrics', 'redis'],
   orders: ['audit', 'auth', 'common', 'config', 'database', 'openapi', 'platform'],
   cli: ['audit', 'auth', 'common', 'config', 'database', 'plans'],
+  // Events and webhooks: the audit trail's events, with the objects (orders, keys) they are about.
+  webhooks: ['audit', 'auth', 'common', 'config', 'database', 'metrics', 'orders', 'platform'],
   // The admin application: the API application's setup (app.setup.ts) and the features it serves.
   admin: [
     'app',
@@ -40,6 +42,7 @@ const MAY_IMPORT = {
     'openapi',
     'plans',
     'rate-limit',
+    'webhooks',
   ],
 };
 

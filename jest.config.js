@@ -3,11 +3,11 @@
  * (test/**\/*.e2e-spec.ts and the client's clients/typescript/test/, against one real PostgreSQL
  * started by test/setup/global-setup.ts for the whole run).
  *
- * NestJS 12 packages (and commander, the keys tool's parser) are ESM-only. Node runs them from our
- * CommonJS build natively (require(esm)), but Jest's module system does that only with
- * `--experimental-vm-modules` (its require(esm) needs vm.SourceTextModule, still behind that flag
- * on Node 24, with an ExperimentalWarning on every run), so @swc/jest turns them into CommonJS
- * instead.
+ * NestJS 12 packages (and commander, the keys tool's parser; pg-boss and its dependencies that
+ * are modules) are ESM-only. Node runs them from our CommonJS build natively (require(esm)), but
+ * Jest's module system does that only with `--experimental-vm-modules` (its require(esm) needs
+ * vm.SourceTextModule, still behind that flag on Node 24, with an ExperimentalWarning on every
+ * run), so @swc/jest turns them into CommonJS instead.
  */
 const swc = [
   '@swc/jest',
@@ -30,6 +30,11 @@ const esmPackages = [
   'token-types',
   '@tokenizer',
   'uint8array-extras',
+  'pg-boss',
+  'serialize-error',
+  'non-error',
+  'rrule-temporal',
+  'temporal-spec',
 ];
 
 const shared = {

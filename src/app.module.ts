@@ -17,6 +17,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { openApiSettings } from './openapi/openapi.settings';
 import { httpSettings, type HttpSettings } from './common/http/http.settings';
 import { RedisModule } from './redis/redis.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -39,6 +40,7 @@ export class AppModule {
         MetricsModule,
         HealthModule,
         OrdersModule,
+        WebhooksModule,
       ],
       providers: [
         { provide: APP_OPTIONS, useValue: options },

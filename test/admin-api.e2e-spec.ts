@@ -532,6 +532,12 @@ describe('admin API', () => {
       '/admin/v1/keys/{id}',
       '/admin/v1/keys/{id}/rotate',
       '/admin/v1/keys/{id}/unban',
+      '/admin/v1/webhooks',
+      '/admin/v1/webhooks/{id}',
+      '/admin/v1/webhooks/{id}/deliveries',
+      '/admin/v1/webhooks/{id}/deliveries/{deliveryId}/retry',
+      '/admin/v1/webhooks/{id}/rotate-secret',
+      '/admin/v1/webhooks/{id}/test',
     ]);
     const ui = await request(a.http).get('/docs').redirects(1);
     expect(ui.status).toBe(200);
@@ -541,7 +547,13 @@ describe('admin API', () => {
   });
 
   it("lists its own codes in its document only: the API's documents (v1, v2, a module's) name none", async () => {
-    const adminOnly = ['INVALID_BODY', 'KEY_NOT_FOUND', 'KEY_REVOKED'];
+    const adminOnly = [
+      'DELIVERY_NOT_FOUND',
+      'INVALID_BODY',
+      'KEY_NOT_FOUND',
+      'KEY_REVOKED',
+      'WEBHOOK_NOT_FOUND',
+    ];
     const doc = await request(a.http).get('/openapi/admin.json').expect(200);
     const listed = (doc.body as { components: { schemas: { Error: object } } }).components.schemas
       .Error as { properties: { code: { description: string } } };

@@ -40,15 +40,26 @@ const compose = parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf
 const dockerfile = readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8');
 const nginx = readFileSync(join(ROOT, 'docker/nginx.conf'), 'utf8');
 
+/** Made-up values of the required variables that have a form (a key), as an operator sets them. */
+const MADE_UP: Record<string, string> = {
+  WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
+};
+
 /**
  * Compose's interpolation with nothing set in the environment but the variables it requires
- * (`${NAME:?message}`, the passwords): `${NAME:-default}` gives its default, those a made-up value.
+ * (`${NAME:?message}`, the passwords and keys): `${NAME:-default}` gives its default, those a
+ * made-up value.
  */
 function interpolate(env: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).map(([k, v]) => [
       k,
-      v.replace(/\$\{\w+:-([^}]*)\}/g, '$1').replace(/\$\{\w+:\?[^}]*\}/g, 'set-by-the-operator'),
+      v
+        .replace(/\$\{\w+:-([^}]*)\}/g, '$1')
+        .replace(
+          /\$\{(\w+):\?[^}]*\}/g,
+          (_all, name: string) => MADE_UP[name] ?? 'set-by-the-operator',
+        ),
     ]),
   );
 }

@@ -17,14 +17,15 @@ import { AdminAppModule } from './admin.module';
 /** Where the admin listener serves its document. */
 export const ADMIN_OPENAPI_PATH = '/openapi/admin.json';
 
-const DESCRIPTION = `Key administration and the audit trail of the Store Orders Service: served only
-on the admin listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the API's port. Every operation needs a
-key with the scope \`keys:admin\` (granted only by name: \`npm run keys -- create ... --scopes
-keys:admin\`) and counts against that key's plan, in the same windows as its requests to the API.
+const DESCRIPTION = `Key administration, the audit trail and webhook endpoints of the Store Orders
+Service: served only on the admin listener (\`ADMIN_HOST:ADMIN_PORT\`), never on the API's port. The
+keys and audit operations need a key with the scope \`keys:admin\`, the webhooks operations one with
+\`webhooks:admin\` (each granted only by name: \`npm run keys -- create ... --scopes keys:admin\`);
+every operation counts against the key's plan, in the same windows as its requests to the API.
 Bodies are JSON (at most 16 KiB); a body that is not valid is \`400 INVALID_BODY\`, naming the
 field. A key's id in a path is the whole UUID. Errors are \`{code, message, status}\`.`;
 
-/** The admin API's document, with each operation's required scope (always `keys:admin`). */
+/** The admin API's document, with each operation's required scope (`keys:admin`, `webhooks:admin`). */
 function adminDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Store Orders Service: admin API')

@@ -1,41 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { IssuedKey, KeySummary } from '../auth/api-key.store';
-import { issuedJson, keyJson } from '../auth/key-json';
+import { issuedJson, keyResourceFields, keyResourceJson } from '../auth/key-json';
 import { PLANS } from '../plans/plans';
-
-/** A Key's fields in the admin API: the keys tool's `--json` ones it names. */
-const KEY_FIELDS = [
-  'id',
-  'name',
-  'plan',
-  'perMinute',
-  'perDay',
-  'scopes',
-  'createdAt',
-  'expiresAt',
-  'revokedAt',
-  'lastUsedAt',
-  'bannedUntil',
-] as const;
-
-/** Those fields of the keys tool's JSON, nulls left out: never the hash (the tool has none). */
-function pick(json: object, extra: readonly string[] = []): Record<string, unknown> {
-  const source = json as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const field of [...extra, ...KEY_FIELDS]) {
-    if (source[field] !== null && source[field] !== undefined) out[field] = source[field];
-  }
-  return out;
-}
 
 /** A key as the admin API shows it. */
 export function adminKeyJson(key: KeySummary, now = Date.now()): Record<string, unknown> {
-  return pick(keyJson(key, now));
+  return keyResourceJson(key, now);
 }
 
 /** A key just issued, with its secret: shown this once. */
 export function adminIssuedKeyJson(key: IssuedKey): Record<string, unknown> {
-  return pick(issuedJson(key), ['key']);
+  return keyResourceFields(issuedJson(key), ['key']);
 }
 
 const TIME = { type: 'string', format: 'date-time' } as const;

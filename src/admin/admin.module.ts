@@ -14,17 +14,22 @@ import { MetricsService } from '../metrics/metrics.service';
 import { KeyLookupBudget } from '../rate-limit/key-lookup-budget';
 import { RATE_LIMIT_STORAGE } from '../rate-limit/rate-limit.storage';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import { AdminKeysController } from './admin-keys.controller';
+import { AdminWebhooksController } from './admin-webhooks.controller';
 
-/** The admin API's routes, over the keys service of AuthModule (the API application's). */
+/**
+ * The admin API's routes, over the keys service of AuthModule and the webhooks service of
+ * WebhooksModule (the API application's).
+ */
 @Module({
-  controllers: [AdminKeysController],
+  controllers: [AdminKeysController, AdminWebhooksController],
 })
 export class AdminModule {}
 
 /**
  * What the admin application takes from the API's rather than building its own: the database
- * (TypeORM's DataSource and its pool), AuthModule's exports (and so its one key cache, kept
+ * (TypeORM's DataSource and its pool), the webhooks' service, AuthModule's exports (and so its one key cache, kept
  * current by its one feed of key changes), the rate-limit storage and the metrics. None of the
  * keys' classes has a lifecycle hook; the DataSource is closed by the API's TypeORM module.
  */
@@ -36,6 +41,7 @@ const SHARED_WITH_API = [
   KeysService,
   RATE_LIMIT_STORAGE,
   MetricsService,
+  WebhooksService,
 ] as const;
 
 @Module({})

@@ -78,3 +78,33 @@ export function rotationJson({ issued, previous }: Rotation): Record<string, unk
     rotated: { id: previous.id, expiresAt: previous.expiresAt?.toISOString() ?? null },
   };
 }
+
+/** A Key's fields as the admin API and webhook messages show it: those of `--json` it names. */
+const KEY_RESOURCE_FIELDS = [
+  'id',
+  'name',
+  'plan',
+  'perMinute',
+  'perDay',
+  'scopes',
+  'createdAt',
+  'expiresAt',
+  'revokedAt',
+  'lastUsedAt',
+  'bannedUntil',
+] as const;
+
+/** Those fields of the keys tool's JSON (and `extra`), nulls left out: never the hash. */
+export function keyResourceFields(json: object, extra: readonly string[] = []): Record<string, unknown> {
+  const source = json as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const field of [...extra, ...KEY_RESOURCE_FIELDS]) {
+    if (source[field] !== null && source[field] !== undefined) out[field] = source[field];
+  }
+  return out;
+}
+
+/** A key as the admin API shows it, and as a webhook message carries it. */
+export function keyResourceJson(key: KeySummary, now = Date.now()): Record<string, unknown> {
+  return keyResourceFields(keyJson(key, now));
+}

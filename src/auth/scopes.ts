@@ -12,7 +12,10 @@ import { readRoute, type RouteDecorators } from '../common/http/route-metadata';
  * scope that no module declares stops the start ({@link undeclaredScopeProblem}).
  */
 
-/** In a key's scopes: every scope, those modules add later included, except {@link KEYS_ADMIN}. */
+/**
+ * In a key's scopes: every scope, those modules add later included, except the administrative
+ * ones ({@link KEYS_ADMIN} and any declared `byNameOnly`).
+ */
 export const EVERY_SCOPE = '*';
 
 /** What a key issued without scopes has (stored as NULL, as are the keys older than scopes). */
@@ -22,6 +25,9 @@ const SCOPE_NAME = /^[a-z][a-z0-9_-]*:[a-z][a-z0-9_-]*$/;
 
 /** Every scope declared so far, with what it grants. */
 const registry = new Map<string, string>();
+
+/** The scopes a key has only when granted by name: `*` never includes them. */
+const byNameOnly = new Set<string>();
 
 function checkedName(name: string, by: string): string {
   if (!SCOPE_NAME.test(name)) {
@@ -47,11 +53,13 @@ function checkedName(name: string, by: string): string {
  * is loaded.
  */
 export function defineScopes<K extends string>(
-  definitions: Record<K, { name: string; description: string }>,
+  definitions: Record<K, { name: string; description: string; byNameOnly?: boolean }>,
 ): { readonly [P in K]: string } {
   const names = {} as Record<K, string>;
   for (const key of Object.keys(definitions) as K[]) {
     const { name, description } = definitions[key];
+    // An administrative scope (`byNameOnly`) is never part of `*`: a key has it only when granted.
+    if (definitions[key].byNameOnly === true) byNameOnly.add(name);
     checkedName(name, 'defineScopes');
     const known = registry.get(name);
     if (known && known !== description) {
@@ -68,6 +76,7 @@ export const { ADMIN: KEYS_ADMIN } = defineScopes({
   ADMIN: {
     name: 'keys:admin',
     description: 'The admin API: issue, rotate, revoke and unban keys, read the audit trail',
+    byNameOnly: true,
   },
 });
 
@@ -119,7 +128,7 @@ export function requiredScopeOf(handler: object, controller: Type): string | und
 
 /** Whether a key with these scopes may use a route that needs `scope`. */
 export function grantsScope(scopes: readonly string[], scope: string): boolean {
-  return scopes.includes(scope) || (scope !== KEYS_ADMIN && scopes.includes(EVERY_SCOPE));
+  return scopes.includes(scope) || (!byNameOnly.has(scope) && scopes.includes(EVERY_SCOPE));
 }
 
 /** Every scope known to this process, by name, with what it grants. */

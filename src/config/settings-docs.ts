@@ -11,7 +11,13 @@ function defaultOf(setting: Setting<unknown>): string {
   // A secret's default is never printed, here or anywhere.
   if (setting.sensitive) return 'hidden';
   const value = setting.default;
-  return `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
+  // A list is shown as it is written in the environment: comma-separated.
+  const text = Array.isArray(value)
+    ? value.join(',')
+    : typeof value === 'string'
+      ? value
+      : JSON.stringify(value);
+  return `\`${text}\``;
 }
 
 /**

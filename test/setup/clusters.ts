@@ -4,7 +4,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { embeddedPostgresEntry, postgresBinDir } from '../../src/database/embedded/postgres-user-access';
+import {
+  embeddedPostgresEntry,
+  postgresBinDir,
+} from '../../src/database/embedded/postgres-user-access';
 
 export const TEST_USER = 'postgres';
 export const TEST_PASSWORD = 'postgres';
@@ -17,6 +20,8 @@ export const ENV = {
   outageDataDir: 'TEST_OUTAGE_POSTGRES_DIR',
   readinessUrl: 'TEST_READINESS_POSTGRES_URL',
   readinessDataDir: 'TEST_READINESS_POSTGRES_DIR',
+  webhooksOutageUrl: 'TEST_WEBHOOKS_OUTAGE_POSTGRES_URL',
+  webhooksOutageDataDir: 'TEST_WEBHOOKS_OUTAGE_POSTGRES_DIR',
   /** The run's own temporary directory (removed by the global teardown). */
   runDir: 'TEST_RUN_DIR',
 } as const;

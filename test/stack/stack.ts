@@ -128,11 +128,14 @@ export interface Keys {
 
 export class Stack {
   /** The compose file's secrets, made up for this run. */
-  readonly secrets: Record<string, string> = Object.fromEntries(
-    ['POSTGRES_PASSWORD', 'STORE_MIGRATE_PASSWORD', 'STORE_APP_PASSWORD', 'REDIS_PASSWORD'].map(
-      (name) => [name, randomBytes(12).toString('hex')],
+  readonly secrets: Record<string, string> = {
+    ...Object.fromEntries(
+      ['POSTGRES_PASSWORD', 'STORE_MIGRATE_PASSWORD', 'STORE_APP_PASSWORD', 'REDIS_PASSWORD'].map(
+        (name) => [name, randomBytes(12).toString('hex')],
+      ),
     ),
-  );
+    WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
+  };
 
   /** PostgreSQL as the migration role, from this host. */
   get migrateUrl(): string {

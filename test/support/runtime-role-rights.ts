@@ -12,6 +12,8 @@ export const RUNTIME_ROLE_RIGHTS: Record<string, string[]> = {
   order_cursor_secret: ['SELECT'],
   orders: ['INSERT', 'SELECT', 'UPDATE'],
   typeorm_migrations: ['SELECT'],
+  webhook_deliveries: ['INSERT', 'SELECT', 'UPDATE'],
+  webhook_endpoints: ['INSERT', 'SELECT', 'UPDATE'],
 };
 
 /** Every table of the public schema, with the table privileges `role` holds on it. */

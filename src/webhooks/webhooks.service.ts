@@ -1,0 +1,306 @@
+import { DataSource } from 'typeorm';
+import { AUDIT_ACTION_NAMES } from '../audit/audit-actions';
+import { fromBase64url, toBase64url } from '../common/base64url';
+import { checkedAddresses, hostOf, type WebhookResolver } from './webhook-addresses';
+import {
+  DELIVERY_COLUMNS,
+  deliveryJson,
+  type DeliveryRow,
+  ENDPOINT_COLUMNS,
+  endpointJson,
+  type EndpointRow,
+  returnedRows,
+} from './webhook-json';
+import { newSecret, type SecretBox } from './webhook-secrets';
+import type { WebhooksSettings } from './webhooks.settings';
+
+/** The event type of the test route's message, sent to one endpoint only. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** A request's field that is not acceptable; `field` is named in the answer. */
+export class InvalidWebhookRequestError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+export class WebhookNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(`No webhook endpoint with id ${id}`);
+  }
+}
+
+export class DeliveryNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(`No delivery with id ${id} for this endpoint`);
+  }
+}
+
+/** A query parameter that is not acceptable (named). */
+export class InvalidDeliveryQueryError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+const DEFAULT_PAGE = 20;
+export const MAX_PAGE = 100;
+export const DEFAULT_GRACE_SECONDS = 86400;
+
+/** Every event type an endpoint may subscribe to: the audit trail's actions, and the test's. */
+export function eventTypes(): string[] {
+  return [...AUDIT_ACTION_NAMES, TEST_EVENT_TYPE];
+}
+
+/** Fails the pending deliveries of an endpoint that gets nothing any more. */
+export const FAIL_PENDING_SQL = `UPDATE webhook_deliveries
+   SET status = 'failed', next_attempt_at = NULL,
+       last_error = COALESCE(last_error, $2)
+ WHERE endpoint_id = $1 AND status = 'pending'`;
+
+export interface EndpointChange {
+  url?: string;
+  events?: string[];
+  description?: string;
+  disabled?: boolean;
+}
+
+/**
+ * Webhook endpoints and their deliveries, as the admin API manages them. Endpoints are never
+ * deleted (the service's role deletes no row): a removed one is marked, no longer listed, and
+ * its pending deliveries end.
+ */
+export class WebhooksService {
+  constructor(
+    private readonly db: DataSource,
+    private readonly settings: WebhooksSettings,
+    private readonly resolver: WebhookResolver,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  /** The URL rules: https (http if allowed), no credentials, only public addresses. */
+  async checkUrl(text: string): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new InvalidWebhookRequestError('url', 'must be an absolute URL');
+    }
+    const allowHttp = this.settings.WEBHOOK_ALLOW_HTTP === 'true';
+    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) {
+      throw new InvalidWebhookRequestError(
+        'url',
+        `must be an https:// URL${allowHttp ? ' or http://' : ''}`,
+      );
+    }
+    if (url.username !== '' || url.password !== '') {
+      throw new InvalidWebhookRequestError('url', 'must not carry a user name or password');
+    }
+    try {
+      await checkedAddresses(
+        this.resolver,
+        hostOf(url),
+        this.settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+      );
+    } catch (error) {
+      throw new InvalidWebhookRequestError('url', (error as Error).message);
+    }
+  }
+
+  private checkEvents(events: string[]): string[] {
+    const known = new Set(eventTypes());
+    if (events.length === 0)
+      throw new InvalidWebhookRequestError('events', 'must name at least one event type');
+    const unknown = events.find((type) => !known.has(type));
+    if (unknown !== undefined) {
+      throw new InvalidWebhookRequestError(
+        'events',
+        `unknown event type "${unknown}": the known types are ${[...known].join(', ')}`,
+      );
+    }
+    return [...new Set(events)];
+  }
+
+  async list(): Promise<Record<string, unknown>[]> {
+    const rows: EndpointRow[] = await this.db.query(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE removed_at IS NULL ORDER BY created_at, id`,
+    );
+    return rows.map(endpointJson);
+  }
+
+  private async row(id: string): Promise<EndpointRow> {
+    if (!UUID.test(id)) throw new WebhookNotFoundError(id);
+    const rows: EndpointRow[] = await this.db.query(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND removed_at IS NULL`,
+      [id],
+    );
+    if (rows.length === 0) throw new WebhookNotFoundError(id);
+    return rows[0];
+  }
+
+  async show(id: string): Promise<Record<string, unknown>> {
+    return endpointJson(await this.row(id));
+  }
+
+  async create(body: { url: string; events: string[]; description?: string }) {
+    await this.checkUrl(body.url);
+    const events = this.checkEvents(body.events);
+    const secret = newSecret();
+    const rows: EndpointRow[] = await this.db.query(
+      `INSERT INTO webhook_endpoints (url, events, description, secret)
+       VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT_COLUMNS}`,
+      [body.url, events, body.description ?? null, this.secrets.seal(secret)],
+    );
+    return { ...endpointJson(rows[0]), secret };
+  }
+
+  async change(id: string, change: EndpointChange): Promise<Record<string, unknown>> {
+    await this.row(id);
+    if (change.url !== undefined) await this.checkUrl(change.url);
+    const events = change.events === undefined ? null : this.checkEvents(change.events);
+    return await this.db.transaction(async (manager) => {
+      const rows = returnedRows<EndpointRow>(
+        await manager.query(
+          `UPDATE webhook_endpoints
+            SET url = COALESCE($2, url),
+                events = COALESCE($3, events),
+                description = CASE WHEN $4::boolean THEN $5 ELSE description END,
+                disabled_at = CASE WHEN $6::boolean IS NULL THEN disabled_at
+                                   WHEN $6 THEN COALESCE(disabled_at, now()) ELSE NULL END,
+                disabled_reason = CASE WHEN $6::boolean IS NULL THEN disabled_reason
+                                       WHEN $6 THEN COALESCE(disabled_reason, 'operator') ELSE NULL END,
+                failing_since = CASE WHEN $6::boolean = false THEN NULL ELSE failing_since END
+          WHERE id = $1 AND removed_at IS NULL
+          RETURNING ${ENDPOINT_COLUMNS}`,
+          [
+            id,
+            change.url ?? null,
+            events,
+            change.description !== undefined,
+            change.description ?? null,
+            change.disabled ?? null,
+          ],
+        ),
+      );
+      if (rows.length === 0) throw new WebhookNotFoundError(id);
+      if (rows[0].disabled_at !== null) {
+        await manager.query(FAIL_PENDING_SQL, [id, 'the endpoint is disabled']);
+      }
+      return endpointJson(rows[0]);
+    });
+  }
+
+  /** Marks the endpoint removed and ends its pending deliveries; a removed one is a no-op. */
+  async remove(id: string): Promise<void> {
+    if (!UUID.test(id)) throw new WebhookNotFoundError(id);
+    await this.db.transaction(async (manager) => {
+      const rows: { removed: boolean }[] = await manager.query(
+        `SELECT removed_at IS NOT NULL AS removed FROM webhook_endpoints WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
+      if (rows.length === 0) throw new WebhookNotFoundError(id);
+      if (rows[0].removed) return;
+      await manager.query(`UPDATE webhook_endpoints SET removed_at = now() WHERE id = $1`, [id]);
+      await manager.query(FAIL_PENDING_SQL, [id, 'the endpoint was removed']);
+    });
+  }
+
+  async rotateSecret(id: string, graceSeconds: number): Promise<Record<string, unknown>> {
+    await this.row(id);
+    const secret = newSecret();
+    const rows = returnedRows<EndpointRow>(
+      await this.db.query(
+        `UPDATE webhook_endpoints
+          SET previous_secret = CASE WHEN $3::int > 0 THEN secret END,
+              previous_secret_until = CASE WHEN $3::int > 0 THEN now() + $3 * interval '1 second' END,
+              secret = $2, secret_rotated_at = now()
+        WHERE id = $1 AND removed_at IS NULL
+        RETURNING ${ENDPOINT_COLUMNS}`,
+        [id, this.secrets.seal(secret), graceSeconds],
+      ),
+    );
+    if (rows.length === 0) throw new WebhookNotFoundError(id);
+    return { ...endpointJson(rows[0]), secret };
+  }
+
+  async deliveries(
+    id: string,
+    query: { status?: string; limit?: number; cursor?: string },
+  ): Promise<{ data: Record<string, unknown>[]; hasMore: boolean; nextCursor?: string }> {
+    await this.row(id);
+    const limit = query.limit ?? DEFAULT_PAGE;
+    let after: [string, string] | null = null;
+    if (query.cursor !== undefined) {
+      const decoded = fromBase64url(query.cursor);
+      const parts = decoded?.split('|');
+      if (parts?.length !== 2 || !UUID.test(parts[1]) || Number.isNaN(Date.parse(parts[0]))) {
+        throw new InvalidDeliveryQueryError('cursor is not a cursor this list gave');
+      }
+      after = [parts[0], parts[1]];
+    }
+    const rows: DeliveryRow[] = await this.db.query(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+        WHERE endpoint_id = $1
+          AND ($2::text IS NULL OR status = $2)
+          AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
+        ORDER BY created_at DESC, id DESC
+        LIMIT $5`,
+      [id, query.status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+    );
+    const hasMore = rows.length > limit;
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map(deliveryJson),
+      hasMore,
+      ...(hasMore ? { nextCursor: toBase64url(`${last.created_at}|${last.id}`) } : {}),
+    };
+  }
+
+  /** A new attempt of a delivery now, whatever its status. */
+  async retry(id: string, deliveryId: string): Promise<Record<string, unknown>> {
+    await this.row(id);
+    if (!UUID.test(deliveryId)) throw new DeliveryNotFoundError(deliveryId);
+    return await this.db.transaction(async (manager) => {
+      const rows = returnedRows<DeliveryRow>(
+        await manager.query(
+          `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now()
+            WHERE id = $1 AND endpoint_id = $2 RETURNING ${DELIVERY_COLUMNS}`,
+          [deliveryId, id],
+        ),
+      );
+      if (rows.length === 0) throw new DeliveryNotFoundError(deliveryId);
+      await manager.query(`SELECT webhook_enqueue($1, now())`, [deliveryId]);
+      return deliveryJson(rows[0]);
+    });
+  }
+
+  /** A `webhook.test` message to this endpoint alone, its object the Endpoint. */
+  async test(id: string): Promise<Record<string, unknown>> {
+    const endpoint = await this.row(id);
+    const at = new Date();
+    const body = JSON.stringify({
+      type: TEST_EVENT_TYPE,
+      timestamp: at.toISOString(),
+      data: { object: endpointJson(endpoint) },
+    });
+    return await this.db.transaction(async (manager) => {
+      const rows: DeliveryRow[] = await manager.query(
+        `WITH made AS (SELECT gen_random_uuid() AS id)
+         INSERT INTO webhook_deliveries (id, endpoint_id, webhook_id, type, event_at, body, next_attempt_at)
+         SELECT made.id, $1, 'evt_test_' || replace(made.id::text, '-', ''), $2, $3, $4, now()
+           FROM made
+         RETURNING ${DELIVERY_COLUMNS}`,
+        [id, TEST_EVENT_TYPE, at, body],
+      );
+      await manager.query(`SELECT webhook_enqueue($1, now())`, [rows[0].id]);
+      return deliveryJson(rows[0]);
+    });
+  }
+}
+
+export function isDeliveryStatus(value: string): boolean {
+  return (DELIVERY_STATUSES as readonly string[]).includes(value);
+}
