@@ -32,13 +32,17 @@ describe('scanFactorOf', () => {
   });
 
   it('examines enough for a sparse status to fill the page, with a margin', () => {
-    expect(scanFactorOf({ statuses: ['pending'] }, STORE)).toBe(6);
-    expect(scanFactorOf({ statuses: ['cancelled'] }, STORE)).toBe(10);
+    expect(scanFactorOf({ statuses: ['pending'] }, STORE)).toBe(5);
+  });
+
+  it('keeps the least work where the most it may examine would not fill the page', () => {
+    // 15 %: 5 × 15 % is short of the margin, so more work would still end the page short.
+    expect(scanFactorOf({ statuses: ['cancelled'] }, STORE)).toBe(SCAN_FACTOR);
   });
 
   it('takes two filters to be independent, as the planner does', () => {
     // 60 % × 48 %: 28.8 %.
-    expect(scanFactorOf({ statuses: ['shipped'], complete: true }, STORE)).toBe(6);
+    expect(scanFactorOf({ statuses: ['shipped'], complete: true }, STORE)).toBe(5);
     // 15 % × 52 %: 7.8 %, too few to fill a page even at the most.
     expect(scanFactorOf({ statuses: ['cancelled'], complete: false }, STORE)).toBe(SCAN_FACTOR);
   });
@@ -46,7 +50,7 @@ describe('scanFactorOf', () => {
   it('spends no more where even the most would leave the page short', () => {
     const rare: FilterFractions = { ...STORE, status: new Map([['pending', 0.99]]) };
     expect(scanFactorOf({ statuses: ['cancelled'] }, rare)).toBe(SCAN_FACTOR);
-    const justEnough: FilterFractions = { ...STORE, status: new Map([['cancelled', 0.125]]) };
+    const justEnough: FilterFractions = { ...STORE, status: new Map([['cancelled', 0.24]]) };
     expect(scanFactorOf({ statuses: ['cancelled'] }, justEnough)).toBe(MAX_SCAN_FACTOR);
   });
 

@@ -15,13 +15,13 @@ export interface FilterFractions {
 }
 
 /** The most a page examines per order it may return, however sparse its filter. */
-export const MAX_SCAN_FACTOR = 12;
+export const MAX_SCAN_FACTOR = 5;
 
 /**
  * How many times `limit + 1` matching orders a page's scan should be able to meet, by the
  * estimate: a margin over the mean, so that a page is full but for a rare run of bad luck.
  */
-const FILL_MARGIN = 1.5;
+const FILL_MARGIN = 1.2;
 
 /**
  * How many orders a page may examine per order it may return (`scanLimitOf`), for a filter on

@@ -131,9 +131,9 @@ describe('orderPageStatement', () => {
       shipDateTo: '2026-01-02T00:00:00Z',
     };
     const text = readable(filter, '-id', { id: '8' });
-    // The range's ids, at most RANGE_ROWS + 1, in the order of the index that holds them.
+    // The range's ids, at most scanLimitOf(limit) + 1, in the order of the index that holds them.
     expect(text).toMatch(
-      /^WITH range AS MATERIALIZED \(SELECT id FROM orders WHERE pet_id = "3"::int8 AND ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ORDER BY ship_date LIMIT 4005\), chosen AS MATERIALIZED \(SELECT count\(\*\) <= 4004 AS narrow FROM range\) /,
+      /^WITH range AS MATERIALIZED \(SELECT id FROM orders WHERE pet_id = "3"::int8 AND ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ORDER BY ship_date LIMIT 4 \* "<page>"::int8 \+ 1\), chosen AS MATERIALIZED \(SELECT count\(\*\) <= 4 \* "<page>"::int8 AS narrow FROM range\) /,
     );
     // Narrow: those after the cursor, sorted, each order read by id and checked.
     expect(text).toContain(

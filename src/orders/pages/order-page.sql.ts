@@ -28,8 +28,10 @@ export const SCAN_FACTOR = 4;
 export const scanLimitOf = (limit: number, factor = SCAN_FACTOR): number => factor * (limit + 1);
 
 /**
- * At most how many orders of a ship-date range a page sorted by id reads through the range's own
- * index, sorting them by id, instead of walking the ids: what the largest page examines.
+ * At most how many orders of a ship-date range the largest page sorted by id reads through the
+ * range's own index, sorting them by id, instead of walking the ids. A page of `limit` reads at
+ * most `scanLimitOf(limit)`: the same bound as its walk, so a small page never pays for a large
+ * range read.
  */
 export const RANGE_ROWS = scanLimitOf(MAX_PAGE_LIMIT);
 
@@ -198,8 +200,8 @@ export function orderPageStatement(
 /**
  * A page sorted by id within a ship-date range, by whichever of two plans the range calls for,
  * chosen as the statement runs, for these values: the range's own index, (ship_date, id) or
- * (pet_id, ship_date, id), is read first, its ids alone, at most RANGE_ROWS + 1 of them. When the
- * range holds no more than RANGE_ROWS orders, those ids after the cursor are sorted, and the page
+ * (pet_id, ship_date, id), is read first, its ids alone, at most `scanLimitOf(limit)` + 1 of
+ * them (RANGE_ROWS + 1 for the largest page). When the range holds no more than that bound, those ids after the cursor are sorted, and the page
  * is the first orders among them that pass the other filters, each read by its id: the range
  * holds every order that can match, so the page is full, or the last. When it holds more, the
  * page is the bounded walk of the ids (`walk`), as for any other filter. Both plans are in the
@@ -213,13 +215,14 @@ function rangeOrWalk(
   walk: string,
   pageLimit: string,
 ): string {
+  const bound = `${SCAN_FACTOR} * ${pageLimit}::int8`;
   const lookup =
     'SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ' +
     `WHERE orders.id = ranged.id${checks.map((check) => ` AND ${check}`).join('')} LIMIT 1`;
   return (
     `WITH range AS MATERIALIZED (SELECT id FROM orders WHERE ${range.where} ` +
-    `ORDER BY ship_date LIMIT ${RANGE_ROWS + 1}), ` +
-    `chosen AS MATERIALIZED (SELECT count(*) <= ${RANGE_ROWS} AS narrow FROM range) ` +
+    `ORDER BY ship_date LIMIT ${bound} + 1), ` +
+    `chosen AS MATERIALIZED (SELECT count(*) <= ${bound} AS narrow FROM range) ` +
     `(${columns}, true, false FROM (SELECT page.* FROM (` +
     `SELECT id FROM range WHERE ${range.from} ORDER BY ${range.order}) AS ranged ` +
     `CROSS JOIN LATERAL (${lookup}) AS page ` +

@@ -109,10 +109,10 @@ describe('OrderPagesService', () => {
       ]),
     };
     const { service, sent } = setUp({ answer: () => [], fractions });
-    await find(service, query({ filter: { statuses: ['cancelled'] }, limit: 2 }));
+    await find(service, query({ filter: { statuses: ['pending'] }, limit: 2 }));
     await find(service, query({ filter: { statuses: ['shipped'] }, limit: 2 }));
     expect(sent.map((s) => s.values.slice(-2))).toEqual([
-      [10 * 3, 3],
+      [5 * 3, 3],
       [4 * 3, 3],
     ]);
   });
