@@ -56,7 +56,9 @@ export function fractionsOf(
     const shares = new Map<string, number>();
     if (!row?.values || !row.shares) return shares;
     const values = row.values.replace(/^\{|\}$/g, '').split(',');
-    values.forEach((value, i) => shares.set(name(value.replace(/^"|"$/g, '')), row.shares?.[i] ?? 0));
+    values.forEach((value, i) =>
+      shares.set(name(value.replace(/^"|"$/g, '')), row.shares?.[i] ?? 0),
+    );
     return shares;
   };
   return {

@@ -125,7 +125,6 @@ describe('orderPageStatement', () => {
 
   it('sorted by id within a ship-date range, reads the range by its index when it is narrow', () => {
     const filter = {
-      petId: '3',
       statuses: ['cancelled' as const],
       shipDateFrom: '2026-01-01T00:00:00Z',
       shipDateTo: '2026-01-02T00:00:00Z',
@@ -133,7 +132,7 @@ describe('orderPageStatement', () => {
     const text = readable(filter, '-id', { id: '8' });
     // The range's ids, at most scanLimitOf(limit) + 1, in the order of the index that holds them.
     expect(text).toMatch(
-      /^WITH range AS MATERIALIZED \(SELECT id FROM orders WHERE pet_id = "3"::int8 AND ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ORDER BY ship_date LIMIT 4 \* "<page>"::int8 \+ 1\), chosen AS MATERIALIZED \(SELECT count\(\*\) <= 4 \* "<page>"::int8 AS narrow FROM range\) /,
+      /^WITH range AS MATERIALIZED \(SELECT id FROM orders WHERE ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ORDER BY ship_date LIMIT 4 \* "<page>"::int8 \+ 1\), chosen AS MATERIALIZED \(SELECT count\(\*\) <= 4 \* "<page>"::int8 AS narrow FROM range\) /,
     );
     // Narrow: those after the cursor, sorted, each order read by id and checked.
     expect(text).toContain(
@@ -142,10 +141,8 @@ describe('orderPageStatement', () => {
         'WHERE orders.id = ranged.id AND status = "cancelled" LIMIT 1) AS page ' +
         'WHERE (SELECT narrow FROM chosen) ORDER BY ranged.id DESC LIMIT "<page>"',
     );
-    // Wide: the bounded walk of the pet's ids, every filter checked on its rows.
-    expect(text).toContain(
-      'WHERE pet_id = "3"::int8 AND id < "8"::int8 ORDER BY id DESC LIMIT "<scan>"',
-    );
+    // Wide: the bounded walk of the ids, every filter checked on its rows.
+    expect(text).toContain('WHERE id < "8"::int8 ORDER BY id DESC LIMIT "<scan>"');
     expect(text).toMatch(
       / OR n = "<scan>"\) AND NOT \(SELECT narrow FROM chosen\) LIMIT "<page>"\)$/,
     );
@@ -156,6 +153,8 @@ describe('orderPageStatement', () => {
     const range = { shipDateFrom: '2026-01-01T00:00:00Z' };
     expect(readable(range, 'shipDate')).not.toContain('WITH range');
     expect(readable({ petId: '3' }, 'id')).not.toContain('WITH range');
+    // A pet's orders in a range: the walk of the pet's own ids, cheaper a row than lookups by id.
+    expect(readable({ petId: '3', ...range }, 'id')).not.toContain('WITH range');
     expect(readable(range, 'id')).toContain('WITH range');
   });
 });

@@ -133,7 +133,10 @@ export function orderPageStatement(
     if (filter.shipDateTo !== undefined)
       range.push(`ship_date < ${param(filter.shipDateTo)}::timestamptz`);
     residual.push(...range);
-    if (range.length > 0) ranged = { where: `${byPet}${range.join(' AND ')}`, from, order };
+    // A pet's own orders are walked by (pet_id, id), cheaper a row than a range's lookups by id.
+    if (range.length > 0 && filter.petId === undefined) {
+      ranged = { where: range.join(' AND '), from, order };
+    }
   } else {
     const order = descending ? 'ship_date DESC NULLS FIRST, id DESC' : 'ship_date, id';
     if (after?.shipDate !== null) {
@@ -199,14 +202,14 @@ export function orderPageStatement(
 
 /**
  * A page sorted by id within a ship-date range, by whichever of two plans the range calls for,
- * chosen as the statement runs, for these values: the range's own index, (ship_date, id) or
- * (pet_id, ship_date, id), is read first, its ids alone, at most `scanLimitOf(limit)` + 1 of
- * them (RANGE_ROWS + 1 for the largest page). When the range holds no more than that bound, those ids after the cursor are sorted, and the page
- * is the first orders among them that pass the other filters, each read by its id: the range
- * holds every order that can match, so the page is full, or the last. When it holds more, the
- * page is the bounded walk of the ids (`walk`), as for any other filter. Both plans are in the
- * one statement, each under a condition on the count that only the execution knows, so the
- * choice is made per page, whatever plan the statement was prepared with.
+ * chosen as the statement runs, for these values: the range's own index, (ship_date, id), is
+ * read first, its ids alone, at most `scanLimitOf(limit)` + 1 of them (RANGE_ROWS + 1 for the
+ * largest page). When the range holds no more than that bound, those ids after the cursor are
+ * sorted, and the page is the first orders among them that pass the other filters, each read by
+ * its id: the range holds every order that can match, so the page is full, or the last. When it
+ * holds more, the page is the bounded walk of the ids (`walk`), as for any other filter. Both
+ * plans are in the one statement, each under a condition on the count that only the execution
+ * knows, so the choice is made per page, whatever plan the statement was prepared with.
  */
 function rangeOrWalk(
   range: { where: string; from: string; order: string },
