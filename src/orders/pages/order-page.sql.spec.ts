@@ -132,14 +132,16 @@ describe('orderPageStatement', () => {
     const text = readable(filter, '-id', { id: '8' });
     // The range's ids, at most scanLimitOf(limit) + 1, in the order of the index that holds them.
     expect(text).toMatch(
-      /^WITH range AS MATERIALIZED \(SELECT id FROM orders WHERE ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ORDER BY ship_date LIMIT 4 \* "<page>"::int8 \+ 1\), chosen AS MATERIALIZED \(SELECT count\(\*\) <= 4 \* "<page>"::int8 AS narrow FROM range\) /,
+      /^WITH range AS MATERIALIZED \(SELECT id FROM orders WHERE ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ORDER BY ship_date LIMIT 4 \* "<page>"::int8 \+ 1\), chosen AS MATERIALIZED \(SELECT count\(\*\) <= 4 \* "<page>"::int8 AS narrow FROM range\), /,
     );
-    // Narrow: those after the cursor, sorted, each order read by id and checked.
+    // Narrow: the range's rows through the same index, then those after the cursor by id.
     expect(text).toContain(
-      'FROM (SELECT id FROM range WHERE id < "8"::int8 ORDER BY id DESC) AS ranged ' +
-        'CROSS JOIN LATERAL (SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ' +
-        'WHERE orders.id = ranged.id AND status = "cancelled" LIMIT 1) AS page ' +
-        'WHERE (SELECT narrow FROM chosen) ORDER BY ranged.id DESC LIMIT "<page>"',
+      'narrow AS MATERIALIZED (SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ' +
+        'WHERE ship_date >= "2026-01-01T00:00:00Z"::timestamptz AND ship_date < "2026-01-02T00:00:00Z"::timestamptz ' +
+        'AND (SELECT narrow FROM chosen) ORDER BY ship_date LIMIT 4 * "<page>"::int8) ',
+    );
+    expect(text).toContain(
+      'FROM narrow WHERE id < "8"::int8 AND status = "cancelled" ORDER BY id DESC LIMIT "<page>"',
     );
     // Wide: the bounded walk of the ids, every filter checked on its rows.
     expect(text).toContain('WHERE id < "8"::int8 ORDER BY id DESC LIMIT "<scan>"');

@@ -204,9 +204,10 @@ export function orderPageStatement(
  * A page sorted by id within a ship-date range, by whichever of two plans the range calls for,
  * chosen as the statement runs, for these values: the range's own index, (ship_date, id), is
  * read first, its ids alone, at most `scanLimitOf(limit)` + 1 of them (RANGE_ROWS + 1 for the
- * largest page). When the range holds no more than that bound, those ids after the cursor are
- * sorted, and the page is the first orders among them that pass the other filters, each read by
- * its id: the range holds every order that can match, so the page is full, or the last. When it
+ * largest page). When the range holds no more than that bound, its orders are read through the
+ * same index (their rows, this time), and the page is the first after the cursor, by id, that
+ * pass the other filters: the range holds every order that can match, so the page is full, or
+ * the last. When it
  * holds more, the page is the bounded walk of the ids (`walk`), as for any other filter. Both
  * plans are in the one statement, each under a condition on the count that only the execution
  * knows, so the choice is made per page, whatever plan the statement was prepared with.
@@ -219,17 +220,16 @@ function rangeOrWalk(
   pageLimit: string,
 ): string {
   const bound = `${SCAN_FACTOR} * ${pageLimit}::int8`;
-  const lookup =
-    'SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ' +
-    `WHERE orders.id = ranged.id${checks.map((check) => ` AND ${check}`).join('')} LIMIT 1`;
+  const kept = [range.from, ...checks].join(' AND ');
   return (
     `WITH range AS MATERIALIZED (SELECT id FROM orders WHERE ${range.where} ` +
     `ORDER BY ship_date LIMIT ${bound} + 1), ` +
-    `chosen AS MATERIALIZED (SELECT count(*) <= ${bound} AS narrow FROM range) ` +
-    `(${columns}, true, false FROM (SELECT page.* FROM (` +
-    `SELECT id FROM range WHERE ${range.from} ORDER BY ${range.order}) AS ranged ` +
-    `CROSS JOIN LATERAL (${lookup}) AS page ` +
-    `WHERE (SELECT narrow FROM chosen) ORDER BY ranged.${range.order} LIMIT ${pageLimit}) AS page) ` +
+    `chosen AS MATERIALIZED (SELECT count(*) <= ${bound} AS narrow FROM range), ` +
+    // Narrow: the range's orders, read once more through its index, rows this time.
+    `narrow AS MATERIALIZED (SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ` +
+    `WHERE ${range.where} AND (SELECT narrow FROM chosen) ORDER BY ship_date LIMIT ${bound}) ` +
+    `(${columns}, true, false FROM (SELECT * FROM narrow WHERE ${kept} ` +
+    `ORDER BY ${range.order} LIMIT ${pageLimit}) AS page) ` +
     `UNION ALL (${walk} AND NOT (SELECT narrow FROM chosen) LIMIT ${pageLimit})`
   );
 }
