@@ -123,6 +123,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the endpoints, oldest first
+         * @description **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add an endpoint
+         * @description Adds an endpoint and answers it with its signing secret in `secret`, shown this once.
+         *
+         *     **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One endpoint
+         * @description **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        get: operations["showWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an endpoint
+         * @description Its pending deliveries are dropped. Removing it again is a 204 too.
+         *
+         *     **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        delete: operations["removeWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an endpoint
+         * @description **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        patch: operations["changeWebhook"];
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace an endpoint's secret
+         * @description Answers the endpoint with its new secret in `secret`, shown this once. Until `graceSeconds` ends, messages carry a signature by each secret.
+         *
+         *     **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's deliveries, newest first
+         * @description Pages of deliveries, newest first, of one `status` if given; pass `nextCursor` as `cursor` with the same filter for the next page.
+         *
+         *     **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description A new attempt now, whatever the delivery's status.
+         *
+         *     **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message
+         * @description A `webhook.test` message to this endpoint alone; its object is the Endpoint.
+         *
+         *     **Required scope:** `webhooks:admin`. A valid key without it is answered `403 INSUFFICIENT_SCOPE`.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -171,7 +315,7 @@ export interface components {
         /** @description The body of every error response. */
         Error: {
             /**
-             * @description Machine-readable error code: INVALID_BODY, INVALID_QUERY, BAD_REQUEST, UNAUTHORIZED, INSUFFICIENT_SCOPE, KEY_NOT_FOUND, NOT_FOUND, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, KEY_REVOKED, PAYLOAD_TOO_LARGE, RATE_LIMIT_EXCEEDED, API_KEY_BANNED, HEADERS_TOO_LARGE, INTERNAL_ERROR, SERVICE_UNAVAILABLE
+             * @description Machine-readable error code: INVALID_BODY, INVALID_QUERY, BAD_REQUEST, UNAUTHORIZED, INSUFFICIENT_SCOPE, KEY_NOT_FOUND, WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND, NOT_FOUND, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, KEY_REVOKED, PAYLOAD_TOO_LARGE, RATE_LIMIT_EXCEEDED, API_KEY_BANNED, HEADERS_TOO_LARGE, INTERNAL_ERROR, SERVICE_UNAVAILABLE
              * @example ORDER_NOT_FOUND
              */
             code: string;
@@ -274,6 +418,127 @@ export interface components {
         };
         AdminAuditPageSchema: {
             data: components["schemas"]["AdminAuditEventSchema"][];
+            hasMore: boolean;
+            /** @description Present exactly when `hasMore` is: the next page's `cursor`. */
+            nextCursor?: string;
+        };
+        AdminWebhookSchema: {
+            /** Format: uuid */
+            id: string;
+            /** @example https://hooks.example.com/store-orders */
+            url: string;
+            /**
+             * @example [
+             *       "order.cancelled"
+             *     ]
+             */
+            events: string[];
+            description?: string;
+            disabled: boolean;
+            /**
+             * @description `gone`: it answered 410; `failing`: no success for too long; `operator`: disabled over this API.
+             * @enum {string}
+             */
+            disabledReason?: "gone" | "failing" | "operator";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            secretRotatedAt?: string;
+        };
+        AdminWebhookListSchema: {
+            data: components["schemas"]["AdminWebhookSchema"][];
+        };
+        CreateWebhookBody: {
+            /**
+             * @description Where messages are POSTed: `https://` (`http://` only where the service allows it), no user name or password, a host that resolves only to public addresses.
+             * @example https://hooks.example.com/store-orders
+             */
+            url: string;
+            /**
+             * @description The event types sent to the endpoint (at least one).
+             * @example [
+             *       "order.cancelled"
+             *     ]
+             */
+            events: string[];
+            /** @example Warehouse: stop the pick */
+            description?: string;
+        };
+        AdminWebhookWithSecretSchema: {
+            /** Format: uuid */
+            id: string;
+            /** @example https://hooks.example.com/store-orders */
+            url: string;
+            /**
+             * @example [
+             *       "order.cancelled"
+             *     ]
+             */
+            events: string[];
+            description?: string;
+            disabled: boolean;
+            /**
+             * @description `gone`: it answered 410; `failing`: no success for too long; `operator`: disabled over this API.
+             * @enum {string}
+             */
+            disabledReason?: "gone" | "failing" | "operator";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            secretRotatedAt?: string;
+            /**
+             * @description The signing secret (`whsec_` + base64): shown this once, never again.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        ChangeWebhookBody: {
+            /**
+             * @description Where messages are POSTed: `https://` (`http://` only where the service allows it), no user name or password, a host that resolves only to public addresses.
+             * @example https://hooks.example.com/store-orders
+             */
+            url?: string;
+            /**
+             * @description The event types sent to the endpoint (at least one).
+             * @example [
+             *       "order.cancelled"
+             *     ]
+             */
+            events?: string[];
+            /** @example Warehouse: stop the pick */
+            description?: string;
+            /** @description true: the endpoint gets nothing (its pending deliveries end `failed`); false: it gets the events committed from then on. */
+            disabled?: boolean;
+        };
+        RotateWebhookSecretBody: {
+            /** @description How long the old secret signs too (a second signature): 86400 (24 h) unless given; 0 drops it now. */
+            graceSeconds?: number;
+        };
+        AdminWebhookDeliverySchema: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description The message's `webhook-id`.
+             * @example evt_42
+             */
+            eventId: string;
+            /** @example order.cancelled */
+            type: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            attempts: number;
+            /** Format: date-time */
+            lastAttemptAt?: string;
+            lastStatusCode?: number;
+            /** @description What went wrong last (at most 1 KiB of the answer). */
+            lastError?: string;
+            /** Format: date-time */
+            nextAttemptAt?: string;
+            /** Format: date-time */
+            deliveredAt?: string;
+        };
+        AdminWebhookDeliveryPageSchema: {
+            data: components["schemas"]["AdminWebhookDeliverySchema"][];
             hasMore: boolean;
             /** @description Present exactly when `hasMore` is: the next page's `cursor`. */
             nextCursor?: string;
@@ -1393,6 +1658,1553 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="keys:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB (no operation takes a body). */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every endpoint. */
+            200: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookListSchema"];
+                };
+            };
+            /** @description The request is malformed. */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB (no operation takes a body). */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its secret. */
+            201: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookWithSecretSchema"];
+                };
+            };
+            /** @description The body is not valid (the message names the field). */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB. */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    showWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookSchema"];
+                };
+            };
+            /** @description The request is malformed. */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint with this id. */
+            404: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB (no operation takes a body). */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed. */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint with this id. */
+            404: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB (no operation takes a body). */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookSchema"];
+                };
+            };
+            /** @description The body is not valid (the message names the field). */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint with this id. */
+            404: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB. */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretBody"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its new secret. */
+            201: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookWithSecretSchema"];
+                };
+            };
+            /** @description The body is not valid (the message names the field). */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint with this id. */
+            404: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB. */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookDeliveryPageSchema"];
+                };
+            };
+            /** @description A query parameter is unknown, repeated or out of its rules (named). */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint with this id. */
+            404: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB (no operation takes a body). */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id (a UUID). */
+                id: string;
+                /** @description The delivery's id (a UUID). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending. */
+            202: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookDeliverySchema"];
+                };
+            };
+            /** @description The request is malformed. */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint, or no delivery of it, with this id. */
+            404: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body over 16 KiB (no operation takes a body). */
+            413: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: a rate-limit window is full (`RATE_LIMIT_EXCEEDED`), or the key is temporarily banned for sending on after its 429s (`API_KEY_BANNED`). Wait `Retry-After` seconds, and back off exponentially. */
+            429: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error; it is logged with the request id. */
+            500: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description Whole seconds to wait before retrying (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's id (a UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending. */
+            202: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminWebhookDeliverySchema"];
+                };
+            };
+            /** @description The request is malformed. */
+            400: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing or invalid. */
+            401: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description The bearer challenge: `Bearer realm="store-orders"`, with `error="invalid_token"` when a key was presented but is not valid (RFC 6750), and `error_description="The access token expired"` added when that key has expired (or its rotation grace period has ended). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but lacks the scope `webhooks:admin` (`INSUFFICIENT_SCOPE`). */
+            403: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    /** @description `Bearer realm="store-orders", error="insufficient_scope", scope="webhooks:admin"` (RFC 6750 §3.1), when the key lacks the scope this operation requires. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No endpoint with this id. */
+            404: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
