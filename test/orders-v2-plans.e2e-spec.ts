@@ -25,7 +25,7 @@ const LIMIT = 100;
  * statement keeps after five executions. The shared buffers each page touches stay about one per
  * row scanned, and a descent of the primary key per lookup by id (an index entry skipped within
  * the index is no row, but is a page read). No plan reads the table whole, or collects a bitmap of
- * what a condition matches; the only sort is of a range's ids, RANGE_ROWS at most.
+ * what a condition matches; the only sort is of a narrow range's rows, RANGE_ROWS at most.
  */
 describe('the rows v2 pages examine on 100,000 spread orders', () => {
   let db: Pool;
@@ -108,7 +108,7 @@ describe('the rows v2 pages examine on 100,000 spread orders', () => {
           type: expect.not.stringMatching(/Seq Scan|Bitmap|Materialize|Hash/),
         });
       }
-      // A sort only of a range's ids, read first and bounded.
+      // A sort only of a narrow range's rows, counted first and bounded.
       for (const node of nodes.filter((n) => n['Node Type'] === 'Sort')) {
         const input = node.Plans?.[0];
         expect({ where, ranged, input: input?.['Node Type'] }).toEqual({
