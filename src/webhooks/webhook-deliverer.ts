@@ -115,11 +115,14 @@ export class WebhookDeliverer {
       registers: [registry],
     });
     let pending: Promise<{ pending: number; oldest: number }> | undefined;
-    // Both gauges from one query per scrape.
+    let last = { pending: 0, oldest: 0 };
+    // Both gauges from one query per scrape. With the database unreachable, the last values read:
+    // a scrape must still answer, for the readiness and outage metrics above all.
     const read = () => {
       pending ??= parts.db
         .query(PENDING_SQL)
-        .then((rows: { pending: number; oldest: number }[]) => rows[0])
+        .then((rows: { pending: number; oldest: number }[]) => (last = rows[0]))
+        .catch(() => last)
         .finally(() => setTimeout(() => (pending = undefined), 100));
       return pending;
     };
