@@ -166,21 +166,29 @@ describe('the internals src/platform/ relies on, in the assembled application', 
     it('is the very pool TypeORM queries through', async () => {
       const dataSource = t.app.get(DataSource);
       const pool = pgPoolOf(dataSource);
-      const inUse = (): number => pool.totalCount - pool.idleCount;
-      const before = inUse();
+      // Seen by the pool's own events, not by counts: other work of the app may hold a connection.
+      const acquired = new Set<unknown>();
+      const released = new Set<unknown>();
+      const onAcquire = (client: unknown): void => void acquired.add(client);
+      const onRelease = (_err: unknown, client: unknown): void => void released.add(client);
+      pool.on('acquire', onAcquire);
+      pool.on('release', onRelease);
       // A connection TypeORM takes is taken from this pool, and given back to it.
       const runner = dataSource.createQueryRunner();
       await runner.connect();
+      const connection = (runner as unknown as { databaseConnection: unknown }).databaseConnection;
       try {
-        expect(inUse()).toBe(before + 1);
+        expect(acquired.has(connection)).toBe(true);
         const [{ pid }] = (await runner.query('SELECT pg_backend_pid() AS pid')) as {
           pid: number;
         }[];
         expect(pid).toEqual(expect.any(Number));
       } finally {
         await runner.release();
+        pool.off('acquire', onAcquire);
+        pool.off('release', onRelease);
       }
-      expect(inUse()).toBe(before);
+      expect(released.has(connection)).toBe(true);
       // And what the hot paths query through it reaches the app's database.
       const { rows } = await pool.query('SELECT current_database() AS db');
       expect(t.databaseUrl.endsWith(`/${(rows[0] as { db: string }).db}`)).toBe(true);
