@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -49,63 +49,6 @@ export async function expectRedoclyClean(document: unknown): Promise<void> {
   const report = await lintWithRedocly(document);
   expect(report.problems).toEqual([]);
   expect(report.totals).toEqual(expect.objectContaining({ errors: 0, warnings: 0 }));
-}
-
-/** The TypeScript types openapi-typescript generates from the document. */
-export function generateClientTypes(document: unknown): Promise<string> {
-  return withDocumentFile(document, async (file, dir) => {
-    const out = join(dir, 'client.ts');
-    await exec(process.execPath, [
-      join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'),
-      file,
-      '-o',
-      out,
-    ]);
-    return readFileSync(out, 'utf8');
-  });
-}
-
-/** What ordersClientDocument reads of a document. */
-interface ClientDocument {
-  info: { description?: string };
-  tags?: { name: string }[];
-  paths: Record<string, Record<string, { tags: string[] }>>;
-  components: { schemas: Record<string, { properties?: Record<string, object> }> };
-}
-
-/**
- * The document narrowed to the orders operations: the client of this API's orders, which another
- * module added to the service neither changes nor needs regenerated.
- */
-export function ordersClientDocument<D extends ClientDocument>(doc: D): D {
-  const paths = Object.fromEntries(
-    Object.entries(doc.paths).filter(([, item]) =>
-      Object.values(item).some((operation) => operation.tags.includes('orders')),
-    ),
-  );
-  const schemas = structuredClone(doc.components.schemas);
-  // The list of every registered code grows with each module; the served document has it.
-  const { properties } = schemas.Error;
-  if (properties) properties.code = { type: 'string', example: 'ORDER_NOT_FOUND' };
-  return {
-    ...doc,
-    info: { ...doc.info, description: undefined },
-    tags: doc.tags?.filter((tag) => tag.name === 'orders'),
-    paths,
-    components: { ...doc.components, schemas },
-  };
-}
-
-/**
- * Expects the typed client of the document's orders operations, as openapi-typescript generates
- * it, to be the one the repository holds in `file` (`UPDATE_OPENAPI_CLIENT=1` rewrites it). A
- * change to the API's decorators changes the document, and so the clients generated from it: this
- * fails until the file is regenerated and reviewed.
- */
-export async function expectHeldClientTypes(document: ClientDocument, file: string): Promise<void> {
-  const generated = await generateClientTypes(ordersClientDocument(document));
-  if (process.env.UPDATE_OPENAPI_CLIENT === '1') writeFileSync(file, generated);
-  expect(generated).toBe(readFileSync(file, 'utf8'));
 }
 
 interface ScopedOperation {
