@@ -136,6 +136,16 @@ async function subscribe(databaseUrl: string, url: string): Promise<void> {
   );
 }
 
+/** Deliveries queued so far. */
+async function deliveries(databaseUrl: string): Promise<number> {
+  return await withClient(databaseUrl, async (c) => {
+    const { rows } = await c.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM webhook_deliveries',
+    );
+    return rows[0].n;
+  });
+}
+
 /** Waits until no delivery is pending (at most `timeoutMs`); answers how long that took. */
 async function drained(databaseUrl: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
@@ -182,6 +192,8 @@ export interface WebhooksResult {
     rate: number;
     seconds: number;
     cancels: number;
+    /** Deliveries queued meanwhile (each cancel's, and those still under way at the end). */
+    queued: number;
     received: number;
     duplicates: number;
     p50Ms: number;
@@ -296,6 +308,7 @@ export async function measureWebhooks(
     const from = 5_000_000;
     const latencyPaths = await pendingOrders(subscribed, from, rate * scale.latencySeconds * 2);
     receiver.reset();
+    const queuedBefore = await deliveries(subscribed);
     let next = 0;
     const load = await autocannon({
       url: `${webhooks.url}/v1/store/orders/0`,
@@ -316,6 +329,8 @@ export async function measureWebhooks(
       rate,
       seconds: load.duration,
       cancels,
+      // autocannon counts the answers within its duration; a few more cancels may be under way.
+      queued: (await deliveries(subscribed)) - queuedBefore,
       received: receiver.ids.size,
       duplicates: receiver.duplicates,
       p50Ms: quantile(receiver.latenciesMs, 0.5),
@@ -355,8 +370,12 @@ export function webhooksChecks(r: WebhooksResult): Check[] {
     {
       name: `webhooks: commit to the receiver's first byte at ${r.latency.rate} cancels/s, p99`,
       target: `< ${fmt(WEBHOOK_TARGETS.p99Ms)} ms, every event`,
-      actual: `${fmt(r.latency.p99Ms)} ms, ${fmt(r.latency.received)} of ${fmt(r.latency.cancels)}`,
-      pass: r.latency.p99Ms < WEBHOOK_TARGETS.p99Ms && r.latency.received === r.latency.cancels,
+      actual: `${fmt(r.latency.p99Ms)} ms, ${fmt(r.latency.received)} of ${fmt(r.latency.queued)}`,
+      pass:
+        r.latency.p99Ms < WEBHOOK_TARGETS.p99Ms &&
+        r.latency.received === r.latency.queued &&
+        r.latency.queued >= r.latency.cancels &&
+        r.latency.duplicates === 0,
     },
   ];
 }
@@ -388,7 +407,8 @@ export function webhooksReport(r: WebhooksResult): string {
     `  first receipt to last ${fmt(t.seconds, 2)} s: **${fmt((t.received - 1) / t.seconds)} events/s**`,
     `  (commit to last receipt ${fmt(t.commitToLastSeconds, 2)} s). Target ≥ ${WEBHOOK_TARGETS.eventsPerSecond}/s.`,
     `- Commit to the receiver's first byte while the API takes ${l.rate} cancels/s (autocannon`,
-    `  \`overallRate\`, ${fmt(l.seconds)} s, ${fmt(l.cancels)} cancels, ${fmt(l.received)} received,`,
+    `  \`overallRate\`, ${fmt(l.seconds)} s, ${fmt(l.cancels)} cancels answered in that time,
+  ${fmt(l.queued)} deliveries queued, ${fmt(l.received)} received,`,
     `  ${l.duplicates} twice): p50 ${fmt(l.p50Ms)} ms, **p99 ${fmt(l.p99Ms)} ms**, max ${fmt(l.maxMs)} ms`,
     `  (the body's \`timestamp\` against the receiver's clock, same machine). Target p99 < ${fmt(WEBHOOK_TARGETS.p99Ms)} ms.`,
   ].join('\n');
