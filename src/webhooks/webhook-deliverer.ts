@@ -10,6 +10,7 @@ import type { WebhookMessages } from './webhook-messages';
 import { DELIVERY_QUEUE, QUEUE_SCHEMA } from './webhook-queue';
 import { type SecretBox, signatureHeader } from './webhook-secrets';
 import { type AttemptResult, KEPT_ANSWER_BYTES, sendAttempt } from './webhook-sender';
+import { pgPoolOf } from '../platform/pg-pool';
 import { returnedRows } from './webhook-json';
 import { FAIL_PENDING_SQL } from './webhooks.service';
 import type { WebhooksSettings } from './webhooks.settings';
@@ -39,6 +40,11 @@ interface Claimed {
   at: Date | null;
 }
 
+/*
+ * The statements of every batch are sent by name: each connection prepares them once, and
+ * PostgreSQL does not plan them again for every batch.
+ */
+
 /**
  * Claims the pending deliveries of a batch that are due, for one attempt each: a lease as long as
  * the attempt may take, so that however many jobs name a delivery, one attempt runs at a time.
@@ -46,7 +52,9 @@ interface Claimed {
  * tries the job again. A delivery without its body yet comes with its audit event, in the same
  * round trip.
  */
-const CLAIM_SQL = `
+const CLAIM = {
+  name: 'webhooks.claim',
+  text: `
   WITH claimed AS (
     UPDATE webhook_deliveries d
        SET lease_until = now() + $2 * interval '1 millisecond', attempts = d.attempts + 1,
@@ -61,19 +69,25 @@ const CLAIM_SQL = `
                 AS previous_secret
   )
   SELECT c.*, a.actor, a.target, a.request_id, a.at
-    FROM claimed c LEFT JOIN audit_events a ON c.body IS NULL AND a.id = c.event_id`;
+    FROM claimed c LEFT JOIN audit_events a ON c.body IS NULL AND a.id = c.event_id`,
+};
 
 /** The bodies of first attempts, fixed for every later one: one statement for a batch. */
-const BODIES_SQL = `
+const BODIES = {
+  name: 'webhooks.bodies',
+  text: `
   UPDATE webhook_deliveries d SET body = b.body
     FROM unnest($1::uuid[], $2::text[]) AS b(id, body)
-   WHERE d.id = b.id`;
+   WHERE d.id = b.id`,
+};
 
 /**
  * The delivered attempts of a batch, in one statement; an endpoint's row is written (and locked)
  * only when it was failing, so that the attempts to one endpoint never wait for each other.
  */
-const DELIVERED_SQL = `
+const DELIVERED = {
+  name: 'webhooks.delivered',
+  text: `
   WITH delivered AS (
     UPDATE webhook_deliveries d
        SET status = 'delivered', last_status_code = s.code, last_error = NULL, lease_until = NULL,
@@ -83,7 +97,8 @@ const DELIVERED_SQL = `
     RETURNING d.endpoint_id
   )
   UPDATE webhook_endpoints SET failing_since = NULL
-   WHERE id IN (SELECT endpoint_id FROM delivered) AND failing_since IS NOT NULL`;
+   WHERE id IN (SELECT endpoint_id FROM delivered) AND failing_since IS NOT NULL`,
+};
 
 /** Why a job found nothing to attempt. */
 const UNCLAIMED_SQL = `
@@ -242,7 +257,10 @@ export class WebhookDeliverer {
   async attempt(deliveryIds: readonly string[]): Promise<void> {
     const { db, settings } = this.parts;
     const lease = settings.WEBHOOK_TIMEOUT_MS + 2000;
-    const claimed = returnedRows<Claimed>(await db.query(CLAIM_SQL, [deliveryIds, lease]));
+    const { rows: claimed } = await pgPoolOf(db).query<Claimed>({
+      ...CLAIM,
+      values: [deliveryIds, lease],
+    });
     const claimedIds = new Set(claimed.map((delivery) => delivery.id));
     for (const id of new Set(deliveryIds)) {
       if (!claimedIds.has(id)) await this.unclaimed(id);
@@ -274,10 +292,10 @@ export class WebhookDeliverer {
       }),
     );
     if (delivered.length === 0) return;
-    await db.query(DELIVERED_SQL, [
-      delivered.map((d) => d.delivery.id),
-      delivered.map((d) => d.status),
-    ]);
+    await pgPoolOf(db).query({
+      ...DELIVERED,
+      values: [delivered.map((d) => d.delivery.id), delivered.map((d) => d.status)],
+    });
     for (const d of delivered) this.logAttempt(d.delivery, d.status, 'delivered', d.seconds);
   }
 
@@ -316,7 +334,10 @@ export class WebhookDeliverer {
     if (first.length === 0) return bodies;
     const texts = await this.parts.messages.bodiesOf(first);
     first.forEach((d, i) => bodies.set(d.id, texts[i]));
-    await this.parts.db.query(BODIES_SQL, [[...bodies.keys()], [...bodies.values()]]);
+    await pgPoolOf(this.parts.db).query({
+      ...BODIES,
+      values: [[...bodies.keys()], [...bodies.values()]],
+    });
     return bodies;
   }
 

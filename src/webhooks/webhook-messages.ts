@@ -41,6 +41,7 @@ export class WebhookMessages {
     const orders = new Map<string, string>();
     if (ids.length === 0) return orders;
     const result = await pgPoolOf(this.db).query<OrderRow>({
+      name: 'webhooks.orders',
       text: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY ($1::bigint[])`,
       values: [ids],
       rowMode: 'array',
