@@ -34,6 +34,13 @@ export interface Contender {
    * client does the same work for both.
    */
   authorizations?: readonly string[];
+  /**
+   * Paths, one per request, in turn (each connection takes the next, across its runs): to cancel
+   * a new order with every request, as long as the list lasts (then from its start again).
+   */
+  paths?: readonly string[];
+  /** Awaited after each of its runs, before the next server's (e.g. to let a backlog drain). */
+  afterRun?: () => Promise<void>;
 }
 
 export interface Scenario {
@@ -56,6 +63,8 @@ class Tally {
   private requests = 0;
   private seconds = 0;
   private readonly latenciesMs: number[] = [];
+  /** Where the next run starts in the contender's `paths`: each path serves one request. */
+  private readonly nextPath = { index: 0 };
 
   constructor(
     private readonly contender: Contender,
@@ -64,7 +73,7 @@ class Tally {
 
   /** One run of `seconds`; `measured` false for a warm-up. Fails on any other status. */
   async run(seconds: number, measured: boolean): Promise<void> {
-    const { url, headers, authorizations, path = this.scenario.path } = this.contender;
+    const { url, headers, authorizations, paths, path = this.scenario.path } = this.contender;
     const result = await new Promise<autocannon.Result>((resolve, reject) => {
       const instance = autocannon(
         {
@@ -74,7 +83,10 @@ class Tally {
           connections: LOAD.connections,
           duration: seconds,
           timeout: 10,
-          requests: authorizations ? [{ setupRequest: inTurn(authorizations) }] : undefined,
+          requests:
+            authorizations || paths
+              ? [{ setupRequest: inTurn(authorizations, paths, this.nextPath) }]
+              : undefined,
         },
         (error: Error | null, done: autocannon.Result) => (error ? reject(error) : resolve(done)),
       );
@@ -94,6 +106,7 @@ class Tally {
       this.requests += result.requests.total;
       this.seconds += result.duration;
     }
+    await this.contender.afterRun?.();
   }
 
   result(): LoadResult {
@@ -145,13 +158,27 @@ export async function warmUp(
 
 type SetupRequest = (request: autocannon.Request) => autocannon.Request;
 
-/** autocannon's per-request hook: the next Authorization value of the list, for any connection. */
-function inTurn(authorizations: readonly string[]): SetupRequest {
+/**
+ * autocannon's per-request hook: the next Authorization value of the list, and the next path of
+ * `paths` (from `cursor`, which it advances), for any connection.
+ */
+function inTurn(
+  authorizations: readonly string[] | undefined,
+  paths?: readonly string[],
+  cursor = { index: 0 },
+): SetupRequest {
   let next = 0;
   return (request) => {
-    const authorization = authorizations[next];
-    next = (next + 1) % authorizations.length;
-    return { ...request, headers: { ...request.headers, authorization } };
+    let changed = request;
+    if (authorizations) {
+      const authorization = authorizations[next];
+      next = (next + 1) % authorizations.length;
+      changed = { ...changed, headers: { ...changed.headers, authorization } };
+    }
+    if (paths) {
+      changed = { ...changed, path: paths[cursor.index++ % paths.length] };
+    }
+    return changed;
   };
 }
 

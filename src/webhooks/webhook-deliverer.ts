@@ -10,6 +10,7 @@ import type { WebhookMessages } from './webhook-messages';
 import { DELIVERY_QUEUE, QUEUE_SCHEMA } from './webhook-queue';
 import { type SecretBox, signatureHeader } from './webhook-secrets';
 import { type AttemptResult, KEPT_ANSWER_BYTES, sendAttempt } from './webhook-sender';
+import { pgPoolOf } from '../platform/pg-pool';
 import { returnedRows } from './webhook-json';
 import { FAIL_PENDING_SQL } from './webhooks.service';
 import type { WebhooksSettings } from './webhooks.settings';
@@ -32,25 +33,72 @@ interface Claimed {
   url: string;
   secret: string;
   previous_secret: string | null;
+  /** The audit event, read with it when its body is still to be written (its first attempt). */
+  actor: string | null;
+  target: string | null;
+  request_id: string | null;
+  at: Date | null;
 }
 
-/**
- * Claims a pending delivery that is due, for one attempt: a lease as long as the attempt may
- * take, so that however many jobs name it, one attempt runs at a time. An attempt cut off by a
- * crash leaves its lease, which ends before pg-boss expires its job and tries the job again.
+/*
+ * The statements of every batch are sent by name: each connection prepares them once, and
+ * PostgreSQL does not plan them again for every batch.
  */
-const CLAIM_SQL = `
-  UPDATE webhook_deliveries d
-     SET lease_until = now() + $2 * interval '1 millisecond', attempts = d.attempts + 1,
-         last_attempt_at = now()
-    FROM webhook_endpoints e
-   WHERE d.id = $1 AND e.id = d.endpoint_id AND d.status = 'pending'
-     AND e.disabled_at IS NULL AND e.removed_at IS NULL
-     AND (d.lease_until IS NULL OR d.lease_until < now())
-     AND d.next_attempt_at <= now() + interval '1 second'
-  RETURNING d.id, d.endpoint_id, d.event_id, d.webhook_id, d.type, d.body, d.attempts, e.url,
-            e.secret, CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END
-              AS previous_secret`;
+
+/**
+ * Claims the pending deliveries of a batch that are due, for one attempt each: a lease as long as
+ * the attempt may take, so that however many jobs name a delivery, one attempt runs at a time.
+ * An attempt cut off by a crash leaves its lease, which ends before pg-boss expires its job and
+ * tries the job again. A delivery without its body yet comes with its audit event, in the same
+ * round trip.
+ */
+const CLAIM = {
+  name: 'webhooks.claim',
+  text: `
+  WITH claimed AS (
+    UPDATE webhook_deliveries d
+       SET lease_until = now() + $2 * interval '1 millisecond', attempts = d.attempts + 1,
+           last_attempt_at = now()
+      FROM webhook_endpoints e
+     WHERE d.id = ANY ($1::uuid[]) AND e.id = d.endpoint_id AND d.status = 'pending'
+       AND e.disabled_at IS NULL AND e.removed_at IS NULL
+       AND (d.lease_until IS NULL OR d.lease_until < now())
+       AND d.next_attempt_at <= now() + interval '1 second'
+    RETURNING d.id, d.endpoint_id, d.event_id, d.webhook_id, d.type, d.body, d.attempts, e.url,
+              e.secret, CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END
+                AS previous_secret
+  )
+  SELECT c.*, a.actor, a.target, a.request_id, a.at
+    FROM claimed c LEFT JOIN audit_events a ON c.body IS NULL AND a.id = c.event_id`,
+};
+
+/** The bodies of first attempts, fixed for every later one: one statement for a batch. */
+const BODIES = {
+  name: 'webhooks.bodies',
+  text: `
+  UPDATE webhook_deliveries d SET body = b.body
+    FROM unnest($1::uuid[], $2::text[]) AS b(id, body)
+   WHERE d.id = b.id`,
+};
+
+/**
+ * The delivered attempts of a batch, in one statement; an endpoint's row is written (and locked)
+ * only when it was failing, so that the attempts to one endpoint never wait for each other.
+ */
+const DELIVERED = {
+  name: 'webhooks.delivered',
+  text: `
+  WITH delivered AS (
+    UPDATE webhook_deliveries d
+       SET status = 'delivered', last_status_code = s.code, last_error = NULL, lease_until = NULL,
+           delivered_at = now(), next_attempt_at = NULL
+      FROM unnest($1::uuid[], $2::int[]) AS s(id, code)
+     WHERE d.id = s.id
+    RETURNING d.endpoint_id
+  )
+  UPDATE webhook_endpoints SET failing_since = NULL
+   WHERE id IN (SELECT endpoint_id FROM delivered) AND failing_since IS NOT NULL`,
+};
 
 /** Why a job found nothing to attempt. */
 const UNCLAIMED_SQL = `
@@ -86,6 +134,9 @@ export interface DelivererParts {
 
 /** How often pg-boss looks for attempts whose process died (expired jobs), in seconds. */
 const SUPERVISE_SECONDS = 10;
+
+/** How often an idle worker looks for jobs, in seconds: pg-boss's least. */
+const POLL_SECONDS = 0.5;
 
 /**
  * The attempts of this instance: a pg-boss worker on the delivery queue, at most
@@ -152,13 +203,12 @@ export class WebhookDeliverer {
       connectionString: this.parts.databaseUrl,
       schema: QUEUE_SCHEMA,
       application_name: 'store-orders-webhooks',
-      max: 2 + Math.ceil(settings.WEBHOOK_CONCURRENCY / 5),
+      max: 4,
       migrate: false,
       createSchema: false,
       schedule: false,
       supervise: true,
       superviseIntervalSeconds: SUPERVISE_SECONDS,
-      // The queue's backlog, read for the workers' burst mode below, is this fresh.
       queueCacheIntervalSeconds: SUPERVISE_SECONDS,
       monitorIntervalSeconds: SUPERVISE_SECONDS,
     });
@@ -171,19 +221,26 @@ export class WebhookDeliverer {
     await boss.updateQueue(DELIVERY_QUEUE, {
       expireInSeconds: Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 5,
     });
-    await boss.work<{ deliveryId: string }>(
-      DELIVERY_QUEUE,
-      {
-        batchSize: 1,
-        localConcurrency: settings.WEBHOOK_CONCURRENCY,
-        pollingIntervalSeconds: 1,
-        // With a backlog, each worker fetches its next job as soon as it is free, not a poll later.
-        burstWhenReadyExceeds: 1,
-      },
-      async (jobs) => {
-        for (const job of jobs) await this.attempt(job.data.deliveryId);
-      },
-    );
+    // Two workers, each fetching a batch of jobs and making their attempts at once: together at
+    // most WEBHOOK_CONCURRENCY attempts. A batch takes one fetch and a few statements for all of
+    // its attempts; two of them keep one slow batch from stopping this instance's deliveries.
+    const concurrency = settings.WEBHOOK_CONCURRENCY;
+    for (const batchSize of [Math.ceil(concurrency / 2), Math.floor(concurrency / 2)]) {
+      if (batchSize === 0) continue;
+      await boss.work<{ deliveryId: string }>(
+        DELIVERY_QUEUE,
+        {
+          batchSize,
+          // New jobs are found by polling: queuing one notifies no one (see the migrations).
+          pollingIntervalSeconds: POLL_SECONDS,
+          // With a backlog (a full batch), the next batch is fetched as soon as this one is done.
+          burstWhenBatchFull: true,
+        },
+        async (jobs) => {
+          await this.attempt(jobs.map((job) => job.data.deliveryId));
+        },
+      );
+    }
   }
 
   async stop(): Promise<void> {
@@ -192,26 +249,63 @@ export class WebhookDeliverer {
     await boss?.stop({ graceful: true, timeout: this.parts.settings.WEBHOOK_TIMEOUT_MS + 1000 });
   }
 
-  /** One attempt of a delivery, if it is due and no other attempt of it runs. */
-  async attempt(deliveryId: string): Promise<void> {
+  /**
+   * One attempt of each delivery of `deliveryIds` that is due and has no other attempt running,
+   * all at once: claimed, their first bodies written, and their successes recorded, each in one
+   * statement for the batch; a failed attempt is recorded (with what follows) on its own.
+   */
+  async attempt(deliveryIds: readonly string[]): Promise<void> {
     const { db, settings } = this.parts;
     const lease = settings.WEBHOOK_TIMEOUT_MS + 2000;
-    const claimed = returnedRows<Claimed>(await db.query(CLAIM_SQL, [deliveryId, lease]));
-    if (claimed.length === 0) {
-      await this.unclaimed(deliveryId);
-      return;
+    const { rows: claimed } = await pgPoolOf(db).query<Claimed>({
+      ...CLAIM,
+      values: [deliveryIds, lease],
+    });
+    const claimedIds = new Set(claimed.map((delivery) => delivery.id));
+    for (const id of new Set(deliveryIds)) {
+      if (!claimedIds.has(id)) await this.unclaimed(id);
     }
-    const delivery = claimed[0];
-    const started = process.hrtime.bigint();
-    let result: AttemptResult;
-    try {
-      result = await this.send(delivery);
-    } catch (error) {
-      result = { ok: false, error: (error as Error).message };
-    }
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    this.duration.observe(seconds);
-    const outcome = await this.record(delivery, result);
+    if (claimed.length === 0) return;
+    const bodies = await this.firstBodies(claimed);
+    const delivered: { delivery: Claimed; status: number; seconds: number }[] = [];
+    await Promise.all(
+      claimed.map(async (delivery) => {
+        const started = process.hrtime.bigint();
+        let result: AttemptResult;
+        try {
+          result = await this.send(delivery, bodies.get(delivery.id));
+        } catch (error) {
+          result = { ok: false, error: (error as Error).message };
+        }
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        this.duration.observe(seconds);
+        if (result.ok) {
+          delivered.push({ delivery, status: result.status, seconds });
+        } else {
+          this.logAttempt(
+            delivery,
+            result.status ?? null,
+            await this.record(delivery, result),
+            seconds,
+          );
+        }
+      }),
+    );
+    if (delivered.length === 0) return;
+    await pgPoolOf(db).query({
+      ...DELIVERED,
+      values: [delivered.map((d) => d.delivery.id), delivered.map((d) => d.status)],
+    });
+    for (const d of delivered) this.logAttempt(d.delivery, d.status, 'delivered', d.seconds);
+  }
+
+  /** The attempt's metric and its log line. */
+  private logAttempt(
+    delivery: Claimed,
+    status: number | null,
+    outcome: 'delivered' | 'retried' | 'failed',
+    seconds: number,
+  ): void {
     this.results.inc({ result: outcome });
     this.parts.logger.info(
       {
@@ -219,12 +313,32 @@ export class WebhookDeliverer {
         eventId: delivery.webhook_id,
         deliveryId: delivery.id,
         attempt: delivery.attempts,
-        status: result.status ?? null,
+        status,
         result: outcome,
         durationMs: Math.round(seconds * 1000),
       },
       'webhook attempt',
     );
+  }
+
+  /**
+   * The bodies of the first attempts among `claimed`, written before any is sent: every later
+   * attempt sends the same. A delivery whose event is gone has none (its attempt fails).
+   */
+  private async firstBodies(claimed: readonly Claimed[]): Promise<Map<string, string>> {
+    const first = claimed.filter(
+      (d): d is Claimed & { actor: string; target: string; at: Date } =>
+        d.body === null && d.at !== null && d.actor !== null && d.target !== null,
+    );
+    const bodies = new Map<string, string>();
+    if (first.length === 0) return bodies;
+    const texts = await this.parts.messages.bodiesOf(first);
+    first.forEach((d, i) => bodies.set(d.id, texts[i]));
+    await pgPoolOf(this.parts.db).query({
+      ...BODIES,
+      values: [[...bodies.keys()], [...bodies.values()]],
+    });
+    return bodies;
   }
 
   /**
@@ -252,14 +366,15 @@ export class WebhookDeliverer {
     }
   }
 
-  private async send(delivery: Claimed): Promise<AttemptResult> {
-    const { secrets, settings, messages, db } = this.parts;
-    let body = delivery.body;
-    if (body === null) {
-      if (delivery.event_id === null) throw new Error('the delivery has no body');
-      body = await messages.bodyOf(delivery.event_id, delivery.type);
-      // The first attempt fixes the body: every later one sends the same.
-      await db.query('UPDATE webhook_deliveries SET body = $2 WHERE id = $1', [delivery.id, body]);
+  private async send(delivery: Claimed, firstBody: string | undefined): Promise<AttemptResult> {
+    const { secrets, settings } = this.parts;
+    const body = delivery.body ?? firstBody;
+    if (body === undefined) {
+      throw new Error(
+        delivery.event_id === null
+          ? 'the delivery has no body'
+          : `audit event ${delivery.event_id} not found`,
+      );
     }
     const signing = [delivery.secret, delivery.previous_secret]
       .filter((secret): secret is string => secret !== null)

@@ -5,11 +5,24 @@ import { pgPoolOf } from '../platform/pg-pool';
 import { orderJson, type OrderRow } from '../orders/order-json';
 import { ORDER_COLUMNS } from '../orders/orders.sql';
 
-interface EventRow {
+/** The audit event a message is about, as the deliverer reads it with its delivery. */
+export interface MessageEvent {
+  type: string;
   actor: string;
   target: string;
   request_id: string | null;
   at: Date;
+}
+
+/** Whether `id` is an order id PostgreSQL's bigint holds. */
+function isBigint(id: string): boolean {
+  return /^\d{1,19}$/.test(id) && BigInt(id) <= 9223372036854775807n;
+}
+
+/** A target `<subject>:<id>` split in two. */
+function subjectOf(target: string): [subject: string, id: string] {
+  const colon = target.indexOf(':');
+  return [target.slice(0, colon), target.slice(colon + 1)];
 }
 
 /**
@@ -23,18 +36,25 @@ export class WebhookMessages {
     private readonly keys: ApiKeyStore,
   ) {}
 
-  /** The JSON text of the object an event is about. */
-  private async objectOf(target: string): Promise<string> {
-    const colon = target.indexOf(':');
-    const [subject, id] = [target.slice(0, colon), target.slice(colon + 1)];
-    if (subject === 'order' && /^\d+$/.test(id)) {
-      const result = await pgPoolOf(this.db).query<OrderRow>({
-        text: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1`,
-        values: [id],
-        rowMode: 'array',
-      });
-      if (result.rows.length > 0) return orderJson(result.rows[0]);
-    }
+  /** The Orders of `ids` (digits only) as v1 serves them, in one statement, by id. */
+  private async ordersOf(ids: string[]): Promise<Map<string, string>> {
+    const orders = new Map<string, string>();
+    if (ids.length === 0) return orders;
+    const result = await pgPoolOf(this.db).query<OrderRow>({
+      name: 'webhooks.orders',
+      text: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY ($1::bigint[])`,
+      values: [ids],
+      rowMode: 'array',
+    });
+    for (const row of result.rows) orders.set(row[0], orderJson(row));
+    return orders;
+  }
+
+  /** The JSON text of the object an event is about (an order's read beforehand, in `orders`). */
+  private async objectOf(target: string, orders: Map<string, string>): Promise<string> {
+    const [subject, id] = subjectOf(target);
+    const order = subject === 'order' ? orders.get(id) : undefined;
+    if (order !== undefined) return order;
     if (subject === 'key') {
       try {
         return JSON.stringify(keyResourceJson(await this.keys.find(id)));
@@ -45,20 +65,23 @@ export class WebhookMessages {
     return JSON.stringify({ id: target });
   }
 
-  /** The body of the message of audit event `eventId` of type `type`. */
-  async bodyOf(eventId: string, type: string): Promise<string> {
-    const rows: EventRow[] = await this.db.query(
-      'SELECT actor, target, request_id, at FROM audit_events WHERE id = $1',
-      [eventId],
-    );
-    if (rows.length === 0) throw new Error(`audit event ${eventId} not found`);
-    const event = rows[0];
-    const object = await this.objectOf(event.target);
-    const requestId =
-      event.request_id === null ? '' : `,"requestId":${JSON.stringify(event.request_id)}`;
-    return (
-      `{"type":${JSON.stringify(type)},"timestamp":"${event.at.toISOString()}",` +
-      `"data":{"object":${object},"actor":${JSON.stringify(event.actor)}${requestId}}}`
-    );
+  /** The bodies of the messages of `events`, in their order: the orders among them read at once. */
+  async bodiesOf(events: readonly MessageEvent[]): Promise<string[]> {
+    const orderIds = events
+      .map((event) => subjectOf(event.target))
+      .filter(([subject, id]) => subject === 'order' && isBigint(id))
+      .map(([, id]) => id);
+    const orders = await this.ordersOf([...new Set(orderIds)]);
+    const bodies: string[] = [];
+    for (const event of events) {
+      const object = await this.objectOf(event.target, orders);
+      const requestId =
+        event.request_id === null ? '' : `,"requestId":${JSON.stringify(event.request_id)}`;
+      bodies.push(
+        `{"type":${JSON.stringify(event.type)},"timestamp":"${event.at.toISOString()}",` +
+          `"data":{"object":${object},"actor":${JSON.stringify(event.actor)}${requestId}}}`,
+      );
+    }
+    return bodies;
   }
 }

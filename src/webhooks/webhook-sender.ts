@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import {
   checkedAddresses,
@@ -39,24 +39,62 @@ function lookupOf(addresses: ResolvedAddress[]): LookupFunction {
   };
 }
 
-/** The first bytes of an answer (at most {@link KEPT_ANSWER_BYTES}), as text. */
+/** Agents kept, at most: one per endpoint address in use is the usual need. */
+const MOST_AGENTS = 256;
+
+/**
+ * Keep-alive agents, one per origin and set of checked addresses: a connection an agent keeps
+ * was made (by the attempts' own `lookup`) to one of those addresses, so reusing it sends nothing
+ * anywhere the check did not allow, and an attempt to a receiver that keeps its connections open
+ * needs no new one.
+ */
+const agents = new Map<string, HttpAgent>();
+
+function agentFor(url: URL, addresses: readonly ResolvedAddress[]): HttpAgent {
+  const key = `${url.protocol}//${url.host} ${addresses.map((a) => a.address).join(' ')}`;
+  let agent = agents.get(key);
+  if (agent === undefined) {
+    if (agents.size >= MOST_AGENTS) {
+      const [oldest, oldAgent] = agents.entries().next().value as [string, HttpAgent];
+      agents.delete(oldest);
+      oldAgent.destroy();
+    }
+    agent =
+      url.protocol === 'https:'
+        ? new HttpsAgent({ keepAlive: true })
+        : new HttpAgent({ keepAlive: true });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/**
+ * The first bytes of an answer (at most {@link KEPT_ANSWER_BYTES}), as text. An answer read to
+ * its end leaves its connection to the agent, for the next attempt; a longer one, or one still
+ * coming at the deadline, closes it.
+ */
 function keptAnswer(res: IncomingMessage, deadline: Promise<void>): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const done = () => {
-      res.removeAllListeners('data');
-      res.destroy();
+    let settled = false;
+    const done = (close: boolean) => {
+      if (settled) return;
+      settled = true;
+      if (close) {
+        res.removeAllListeners('data');
+        res.destroy();
+      }
       resolve(Buffer.concat(chunks).subarray(0, KEPT_ANSWER_BYTES).toString('utf8'));
     };
     res.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.length;
-      if (size >= KEPT_ANSWER_BYTES) done();
+      if (size >= KEPT_ANSWER_BYTES) done(true);
     });
-    res.on('end', done);
-    res.on('error', done);
-    void deadline.then(done);
+    res.on('end', () => done(false));
+    res.on('error', () => done(true));
+    void deadline.then(() => done(true));
   });
 }
 
@@ -94,7 +132,7 @@ export async function sendAttempt(
       method: 'POST',
       headers: { ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
       lookup: lookupOf(addresses),
-      agent: false,
+      agent: agentFor(url, addresses),
     });
     void deadline.then(() => {
       // A status in time decides the attempt; its body is only read until then.
