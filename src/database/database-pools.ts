@@ -20,6 +20,13 @@ export interface PoolRequest {
   sessionSettings?: Readonly<Record<string, string>>;
 }
 
+/** Session settings as a connection's startup `options` (`-c name=value ...`). */
+export function sessionOptions(settings: Readonly<Record<string, string>>): string {
+  return Object.entries(settings)
+    .map(([setting, value]) => `-c ${setting}=${value}`)
+    .join(' ');
+}
+
 /**
  * Makes the pools a feature runs on apart from the DataSource's, the way the service connects:
  * its database URL and application name, the connect timeout, TCP keep-alive, a listener for the
@@ -47,9 +54,7 @@ export class DatabasePools implements OnApplicationShutdown {
       connectionTimeoutMillis: this.database.DATABASE_CONNECT_TIMEOUT_MS,
       keepAlive: true,
       statement_timeout: statementTimeoutMs,
-      options: Object.entries(sessionSettings)
-        .map(([setting, value]) => `-c ${setting}=${value}`)
-        .join(' '),
+      options: sessionOptions(sessionSettings),
     });
     // An idle connection that fails (the database restarted) is dropped by the pool; without a
     // listener its error would end the process. A checked-out one's error fails its query.

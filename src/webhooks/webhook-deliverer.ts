@@ -2,15 +2,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PinoLogger } from 'nestjs-pino';
 import type { PgBoss } from 'pg-boss';
+import type { Pool } from 'pg';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { DataSource, EntityManager } from 'typeorm';
+import { sessionOptions } from '../database/database-pools';
 import type { MetricsService } from '../metrics/metrics.service';
 import type { WebhookResolver } from './webhook-addresses';
 import type { WebhookMessages } from './webhook-messages';
 import { DELIVERY_QUEUE, QUEUE_SCHEMA } from './webhook-queue';
 import { type SecretBox, signatureHeader } from './webhook-secrets';
 import { type AttemptResult, KEPT_ANSWER_BYTES, sendAttempt } from './webhook-sender';
-import { pgPoolOf } from '../platform/pg-pool';
 import { returnedRows } from './webhook-json';
 import { FAIL_PENDING_SQL } from './webhooks.service';
 import type { WebhooksSettings } from './webhooks.settings';
@@ -123,6 +124,8 @@ const PENDING_SQL = `
 
 export interface DelivererParts {
   db: DataSource;
+  /** The batches' own connections ({@link DELIVERY_SESSION_SETTINGS}). */
+  pool: Pool;
   settings: WebhooksSettings;
   resolver: WebhookResolver;
   secrets: SecretBox;
@@ -131,6 +134,18 @@ export interface DelivererParts {
   logger: PinoLogger;
   databaseUrl: string;
 }
+
+/**
+ * The sessions of the deliverer's bookkeeping (pg-boss's fetches and completions, the batches'
+ * claims, bodies and successes) commit without waiting for their log flush. A crash of PostgreSQL
+ * may lose the last of them: a claim, a job's completion or a success then never happened, and
+ * the delivery is attempted again (at least once, same `webhook-id`). A change and the deliveries
+ * it queues are written by the change's own transaction, which keeps waiting for its flush.
+ */
+export const DELIVERY_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
+
+/** The batches' connections: each of the two workers runs one statement at a time. */
+export const DELIVERY_POOL_SIZE = 2;
 
 /** How often pg-boss looks for attempts whose process died (expired jobs), in seconds. */
 const SUPERVISE_SECONDS = 10;
@@ -204,6 +219,7 @@ export class WebhookDeliverer {
       schema: QUEUE_SCHEMA,
       application_name: 'store-orders-webhooks',
       max: 4,
+      options: sessionOptions(DELIVERY_SESSION_SETTINGS),
       migrate: false,
       createSchema: false,
       schedule: false,
@@ -255,9 +271,9 @@ export class WebhookDeliverer {
    * statement for the batch; a failed attempt is recorded (with what follows) on its own.
    */
   async attempt(deliveryIds: readonly string[]): Promise<void> {
-    const { db, settings } = this.parts;
+    const { settings } = this.parts;
     const lease = settings.WEBHOOK_TIMEOUT_MS + 2000;
-    const { rows: claimed } = await pgPoolOf(db).query<Claimed>({
+    const { rows: claimed } = await this.parts.pool.query<Claimed>({
       ...CLAIM,
       values: [deliveryIds, lease],
     });
@@ -292,7 +308,7 @@ export class WebhookDeliverer {
       }),
     );
     if (delivered.length === 0) return;
-    await pgPoolOf(db).query({
+    await this.parts.pool.query({
       ...DELIVERED,
       values: [delivered.map((d) => d.delivery.id), delivered.map((d) => d.status)],
     });
@@ -334,7 +350,7 @@ export class WebhookDeliverer {
     if (first.length === 0) return bodies;
     const texts = await this.parts.messages.bodiesOf(first);
     first.forEach((d, i) => bodies.set(d.id, texts[i]));
-    await pgPoolOf(this.parts.db).query({
+    await this.parts.pool.query({
       ...BODIES,
       values: [[...bodies.keys()], [...bodies.values()]],
     });

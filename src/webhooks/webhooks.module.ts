@@ -9,9 +9,15 @@ import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { ApiKeyStore } from '../auth/api-key.store';
 import { APP_OPTIONS, type AppOptions } from '../database/app-options';
+import { DatabasePools } from '../database/database-pools';
+import { databaseSettings, type DatabaseEnvironment } from '../database/database.settings';
 import { MetricsService } from '../metrics/metrics.service';
 import { WebhookResolver } from './webhook-addresses';
-import { WebhookDeliverer } from './webhook-deliverer';
+import {
+  DELIVERY_POOL_SIZE,
+  DELIVERY_SESSION_SETTINGS,
+  WebhookDeliverer,
+} from './webhook-deliverer';
 import { WebhookMessages } from './webhook-messages';
 import { SecretBox } from './webhook-secrets';
 import { WebhooksService } from './webhooks.service';
@@ -48,7 +54,7 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
  * service the admin API's routes call.
  */
 @Module({
-  imports: [ConfigModule.forFeature(webhooksSettings)],
+  imports: [ConfigModule.forFeature(webhooksSettings), ConfigModule.forFeature(databaseSettings)],
   providers: [
     WebhookResolver,
     {
@@ -82,6 +88,8 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
         MetricsService,
         APP_OPTIONS,
         PinoLogger,
+        DatabasePools,
+        databaseSettings.KEY,
       ],
       useFactory: (
         db: DataSource,
@@ -92,10 +100,18 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
         metrics: MetricsService,
         options: AppOptions,
         logger: PinoLogger,
+        pools: DatabasePools,
+        database: DatabaseEnvironment,
       ) => {
         logger.setContext('Webhooks');
         return new WebhookDeliverer({
           db,
+          pool: pools.createPool({
+            name: 'webhook delivery',
+            size: DELIVERY_POOL_SIZE,
+            statementTimeoutMs: database.DATABASE_STATEMENT_TIMEOUT_MS,
+            sessionSettings: DELIVERY_SESSION_SETTINGS,
+          }),
           settings,
           resolver,
           secrets,
