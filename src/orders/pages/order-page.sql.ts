@@ -40,11 +40,11 @@ export const RANGE_ROWS = scanLimitOf(MAX_PAGE_LIMIT);
  * (the conditions in its WHERE); these keep the planner from reading that index any other way
  * than in order, with a LIMIT: no bitmap scan and sort of what a condition matches (unbounded: a
  * pet's every undated order), no sequential scan. The one sort left is the one a statement cannot
- * do without: a narrow ship-date range's ids, bounded (`rangeOrWalk`). And the generic plan from the first execution
- * on: it is the same range scan (the EXPLAIN test checks both kinds of plan for every shape),
- * planned once per connection instead of for each of a statement's first five executions, and no
- * switch to another plan after them can happen. Set on the pages' own connections when they open
- * (OrderPagePool), so a page costs no statement but its own.
+ * do without: a narrow ship-date range's orders by id, bounded (`rangeOrWalk`). And the generic
+ * plan from the first execution on: it is the same range scan (the EXPLAIN test checks both kinds
+ * of plan for every shape), planned once per connection instead of for each of a statement's first
+ * five executions, and no switch to another plan after them can happen. Set on the pages' own
+ * connections when they open (OrderPagePool), so a page costs no statement but its own.
  */
 export const PAGE_PLANNER_SETTINGS: Readonly<Record<string, string>> = {
   enable_seqscan: 'off',
@@ -203,14 +203,18 @@ export function orderPageStatement(
 /**
  * A page sorted by id within a ship-date range, by whichever of two plans the range calls for,
  * chosen as the statement runs, for these values: the range's own index, (ship_date, id), is
- * read first, its ids alone, at most `scanLimitOf(limit)` + 1 of them (RANGE_ROWS + 1 for the
+ * counted first, index-only, up to `scanLimitOf(limit)` + 1 entries (RANGE_ROWS + 1 for the
  * largest page). When the range holds no more than that bound, its orders are read through the
- * same index (their rows, this time), and the page is the first after the cursor, by id, that
- * pass the other filters: the range holds every order that can match, so the page is full, or
- * the last. When it
- * holds more, the page is the bounded walk of the ids (`walk`), as for any other filter. Both
- * plans are in the one statement, each under a condition on the count that only the execution
- * knows, so the choice is made per page, whatever plan the statement was prepared with.
+ * same index, rows this time, and the page is the first after the cursor, by id, that pass the
+ * other filters: the range holds every order that can match, so the page is full, or the last.
+ * When it holds more, the page is the bounded walk of the ids (`walk`), as for any other filter.
+ * Both plans are in the one statement, each under a condition on the count that only the
+ * execution knows, so the choice is made per page, whatever plan the statement was prepared with.
+ *
+ * Only the count is kept aside (`range`, one row): the entries counted and the rows read go
+ * straight on to the count and to the sort, which a CTE holding them would first copy. The count
+ * stays a pass of its own, index-only: reading the rows at once would read those of a wide range
+ * too, only to walk the ids after them.
  */
 function rangeOrWalk(
   range: { where: string; from: string; order: string },
@@ -221,16 +225,15 @@ function rangeOrWalk(
 ): string {
   const bound = `${SCAN_FACTOR} * ${pageLimit}::int8`;
   const kept = [range.from, ...checks].join(' AND ');
+  const narrow = '(SELECT narrow FROM range)';
   return (
-    `WITH range AS MATERIALIZED (SELECT id FROM orders WHERE ${range.where} ` +
-    `ORDER BY ship_date LIMIT ${bound} + 1), ` +
-    `chosen AS MATERIALIZED (SELECT count(*) <= ${bound} AS narrow FROM range), ` +
-    // Narrow: the range's orders, read once more through its index, rows this time.
-    `narrow AS MATERIALIZED (SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ` +
-    `WHERE ${range.where} AND (SELECT narrow FROM chosen) ORDER BY ship_date LIMIT ${bound}) ` +
-    `(${columns}, true, false FROM (SELECT * FROM narrow WHERE ${kept} ` +
-    `ORDER BY ${range.order} LIMIT ${pageLimit}) AS page) ` +
-    `UNION ALL (${walk} AND NOT (SELECT narrow FROM chosen) LIMIT ${pageLimit})`
+    `WITH range AS MATERIALIZED (SELECT count(*) <= ${bound} AS narrow FROM (` +
+    `SELECT FROM orders WHERE ${range.where} ORDER BY ship_date LIMIT ${bound} + 1) AS entries) ` +
+    `(${columns}, true, false FROM (SELECT * FROM (` +
+    `SELECT id, pet_id, quantity, ship_date, complete, status FROM orders ` +
+    `WHERE ${range.where} AND ${narrow} ORDER BY ship_date LIMIT ${bound}) AS in_range ` +
+    `WHERE ${kept} ORDER BY ${range.order} LIMIT ${pageLimit}) AS page) ` +
+    `UNION ALL (${walk} AND NOT ${narrow} LIMIT ${pageLimit})`
   );
 }
 
