@@ -108,10 +108,11 @@ const UNCLAIMED_SQL = `
     FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
    WHERE d.id = $1`;
 
+/** A failed attempt's outcome: `failed`, or `pending` with its next attempt in `$5` ms. */
 const ATTEMPT_OUTCOME_SQL = `
   UPDATE webhook_deliveries
      SET status = $2, last_status_code = $3, last_error = $4, lease_until = NULL,
-         delivered_at = CASE WHEN $2 = 'delivered' THEN now() END,
+         delivered_at = NULL,
          next_attempt_at = CASE WHEN $2 = 'pending' THEN now() + $5 * interval '1 millisecond' END
    WHERE id = $1
   RETURNING next_attempt_at`;
@@ -424,29 +425,15 @@ export class WebhookDeliverer {
     return Math.round(seconds * 1000 * (0.9 + Math.random() * 0.2));
   }
 
-  /** Records an attempt, and what follows from it, in one transaction. */
-  private async record(
-    delivery: Claimed,
-    result: AttemptResult,
-  ): Promise<'delivered' | 'retried' | 'failed'> {
+  /**
+   * Records a failed attempt, and what follows from it, in one transaction (a batch's delivered
+   * attempts are recorded together, by DELIVERED).
+   */
+  private async record(delivery: Claimed, result: AttemptResult): Promise<'retried' | 'failed'> {
     const statusCode = result.status ?? null;
-    const error = result.ok
-      ? null
-      : ('error' in result ? result.error : `HTTP ${result.status}: ${result.answer}`).slice(
-          0,
-          KEPT_ANSWER_BYTES,
-        );
-    if (result.ok) {
-      // One statement; the endpoint's row is written (and locked) only when it was failing, so
-      // that the attempts to one endpoint never wait for each other.
-      await this.parts.db.query(
-        `WITH delivered AS (${ATTEMPT_OUTCOME_SQL})
-         UPDATE webhook_endpoints SET failing_since = NULL
-          WHERE id = $6 AND failing_since IS NOT NULL`,
-        [delivery.id, 'delivered', statusCode, null, null, delivery.endpoint_id],
-      );
-      return 'delivered';
-    }
+    const error = (
+      'error' in result ? result.error : `HTTP ${result.status}: ${result.answer}`
+    ).slice(0, KEPT_ANSWER_BYTES);
     return await this.parts.db.transaction(async (manager) => {
       if (statusCode === 410) {
         await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'failed', statusCode, error, null]);
