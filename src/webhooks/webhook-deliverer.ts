@@ -9,6 +9,7 @@ import { sessionOptions } from '../database/database-pools';
 import type { MetricsService } from '../metrics/metrics.service';
 import type { WebhookResolver } from './webhook-addresses';
 import type { WebhookMessages } from './webhook-messages';
+import { RequestsFirst } from './requests-first';
 import { DELIVERY_QUEUE, QUEUE_SCHEMA } from './webhook-queue';
 import { type SecretBox, signatureHeader } from './webhook-secrets';
 import { type AttemptResult, KEPT_ANSWER_BYTES, sendAttempt } from './webhook-sender';
@@ -166,6 +167,7 @@ export class WebhookDeliverer {
   private readonly userAgent = `store-orders-webhooks/${packageVersion()}`;
   private readonly results: Counter<'result'>;
   private readonly duration: Histogram;
+  private readonly requestsFirst = new RequestsFirst();
 
   constructor(private readonly parts: DelivererParts) {
     const registry = parts.metrics.registry;
@@ -234,6 +236,7 @@ export class WebhookDeliverer {
     });
     await boss.start();
     this.boss = boss;
+    this.requestsFirst.start();
     // A job whose attempt outlives the timeout by this much was cut off (its process died).
     await boss.updateQueue(DELIVERY_QUEUE, {
       expireInSeconds: Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 5,
@@ -255,6 +258,8 @@ export class WebhookDeliverer {
         },
         async (jobs) => {
           await this.attempt(jobs.map((job) => job.data.deliveryId));
+          // The API's requests first: while this instance is busy, the next batch waits a little.
+          await this.requestsFirst.room();
         },
       );
     }
@@ -263,6 +268,7 @@ export class WebhookDeliverer {
   async stop(): Promise<void> {
     const boss = this.boss;
     this.boss = undefined;
+    this.requestsFirst.stop();
     await boss?.stop({ graceful: true, timeout: this.parts.settings.WEBHOOK_TIMEOUT_MS + 1000 });
   }
 
