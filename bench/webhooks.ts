@@ -178,6 +178,10 @@ export interface WebhooksResult {
     service: LoadResult;
     bareNest: LoadResult;
     drainMs: number;
+    /** Deliveries queued by the turns (every cancel of the subscribed service). */
+    queuedInTurns: number;
+    /** Of those, the ones that reached the receiver while the turns ran, not in the drains. */
+    deliveredInTurns: number;
   };
   throughput: {
     events: number;
@@ -257,6 +261,8 @@ export async function measureWebhooks(
 
     log('webhooks: cancel with one subscribed endpoint, the service, bare NestJS in turns…');
     let drainMs = 0;
+    let deliveredInTurns = 0;
+    let receivedAfterDrain = 0;
     const cancel = {
       name: 'cancel',
       method: 'DELETE',
@@ -270,7 +276,11 @@ export async function measureWebhooks(
           headers,
           paths: paths.webhooks,
           // Its backlog delivered before the next server's turn, untimed: it runs on the same cores.
-          afterRun: async () => void (drainMs += await drained(subscribed, 120_000)),
+          afterRun: async () => {
+            deliveredInTurns += receiver.ids.size - receivedAfterDrain;
+            drainMs += await drained(subscribed, 120_000);
+            receivedAfterDrain = receiver.ids.size;
+          },
         },
         queued: { url: queuer.url, headers: queuedHeaders, paths: paths.queued },
         service: { url: bare.url, headers: plainHeaders, paths: paths.service },
@@ -283,6 +293,7 @@ export async function measureWebhooks(
       if (!(await ordersLeft(url, from, n))) throw new Error(`${name} ran out of pending orders`);
     }
 
+    const queuedInTurns = await deliveries(subscribed);
     log(`webhooks: ${scale.events.toLocaleString('en-US')} events at once, the API idle…`);
     receiver.reset();
     const committedAt = Date.now();
@@ -337,7 +348,12 @@ export async function measureWebhooks(
       p99Ms: quantile(receiver.latenciesMs, 0.99),
       maxMs: Math.max(...receiver.latenciesMs),
     };
-    return { scale, cost: { ...turns, drainMs }, throughput, latency };
+    return {
+      scale,
+      cost: { ...turns, drainMs, queuedInTurns, deliveredInTurns },
+      throughput,
+      latency,
+    };
   } finally {
     await receiver.stop();
   }
@@ -400,7 +416,9 @@ export function webhooksReport(r: WebhooksResult): string {
     `| bare NestJS | ${load(cost.bareNest)} | 1.00× | |`,
     '',
     `The delivery row and its job (and the delivering, on the same cores): the service with the`,
-    `endpoint ÷ without: ${ratio(cost.webhooks, cost.service)}.`,
+    `endpoint ÷ without: ${ratio(cost.webhooks, cost.service)}. A busy instance puts its deliveries behind its`,
+    `requests: of ${fmt(cost.queuedInTurns)} deliveries queued by the turns, ${fmt(cost.deliveredInTurns)} reached the receiver`,
+    `while they ran, the rest in the drains.`,
     '',
     `- Delivered with the API idle: ${fmt(t.events)} events committed in one transaction (one`,
     `  INSERT … SELECT into the audit trail), ${fmt(t.received)} received, ${t.duplicates} twice;`,
