@@ -39,6 +39,7 @@ export class MetricsService {
 
   /** `http_requests_total` and `http_request_duration_seconds`: one record per request. */
   private readonly requests: RequestMetrics;
+  private observed = 0;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     // Registered here, after the counters above: the exposition's order.
@@ -83,6 +84,12 @@ export class MetricsService {
   /** Records one finished (or aborted) request. `route` is the pattern, never the raw path. */
   observeRequest(method: string, route: string, status: string, seconds: number): void {
     this.requests.observe(method, route, status, seconds);
+    this.observed++;
+  }
+
+  /** Requests recorded so far: whether this instance is serving, for work that gives way to it. */
+  get requestsObserved(): number {
+    return this.observed;
   }
 
   /** One request rejected with 429 (rate limit exceeded or banned). */

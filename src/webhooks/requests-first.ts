@@ -2,7 +2,10 @@ import { performance } from 'node:perf_hooks';
 
 /** How a delivering instance gives way to the requests it serves. */
 export interface RequestsFirstOptions {
-  /** Share of the event loop's time, over the last sample, above which the loop counts as busy. */
+  /**
+   * Share of the event loop's time, over the last sample, above which the loop counts as busy,
+   * when it answered requests in that time.
+   */
   busyShare: number;
   /** How often the loop's use is sampled, in ms. */
   sampleMs: number;
@@ -21,23 +24,32 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /**
  * Requests before deliveries. Deliveries share the instance (and often the machine, with its
  * database) with the API; a delivery may wait seconds, a request may not. While the event loop is
- * busy, a worker waits before its next batch until the loop has room again, or at most
- * `longestWaitMs`, so a saturated instance still delivers, slowly, and catches up when the load
- * falls. The loop's own measure (its utilisation) counts whatever keeps it busy, the deliveries
- * too: a delivering instance never takes its loop past `busyShare` by itself.
+ * busy and answering requests, a worker waits before its next batch until the loop has room
+ * again, or at most `longestWaitMs`, so a saturated instance still delivers, slowly, and catches
+ * up when the load falls. An instance that answers no requests (a dedicated delivery process, or
+ * an API with no traffic) never waits, however busy its deliveries keep it.
  */
 export class RequestsFirst {
   private busy = false;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: RequestsFirstOptions = REQUESTS_FIRST) {}
+  /** `answered`: how many requests the instance has answered so far. */
+  constructor(
+    private readonly answered: () => number,
+    private readonly options: RequestsFirstOptions = REQUESTS_FIRST,
+  ) {}
 
   start(): void {
     let last = performance.eventLoopUtilization();
+    let answeredBefore = this.answered();
     this.timer = setInterval(() => {
       const now = performance.eventLoopUtilization();
-      this.busy = performance.eventLoopUtilization(now, last).utilization > this.options.busyShare;
+      const answered = this.answered();
+      this.busy =
+        answered > answeredBefore &&
+        performance.eventLoopUtilization(now, last).utilization > this.options.busyShare;
       last = now;
+      answeredBefore = answered;
     }, this.options.sampleMs);
     this.timer.unref();
   }

@@ -167,9 +167,10 @@ export class WebhookDeliverer {
   private readonly userAgent = `store-orders-webhooks/${packageVersion()}`;
   private readonly results: Counter<'result'>;
   private readonly duration: Histogram;
-  private readonly requestsFirst = new RequestsFirst();
+  private readonly requestsFirst: RequestsFirst;
 
   constructor(private readonly parts: DelivererParts) {
+    this.requestsFirst = new RequestsFirst(() => parts.metrics.requestsObserved);
     const registry = parts.metrics.registry;
     this.results = new Counter({
       name: 'webhook_deliveries_total',
