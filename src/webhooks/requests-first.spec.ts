@@ -1,6 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RequestsFirst } from './requests-first';
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Keeps the event loop busy 45 ms in every 46 or so, as a loop serving a flood, until stopped. */
 function flood(): () => void {

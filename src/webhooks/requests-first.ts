@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How a delivering instance gives way to the requests it serves. */
 export interface RequestsFirstOptions {
@@ -18,8 +19,6 @@ export const REQUESTS_FIRST: RequestsFirstOptions = {
   sampleMs: 250,
   longestWaitMs: 1000,
 };
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Requests before deliveries. Deliveries share the instance (and often the machine, with its
