@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { KeyCache } from '../auth/key-cache';
+import type { NowOrLater } from '../common/now-or-later';
 import '../auth/request-auth';
 import { clientAddressOf } from './client-address';
 import { FixedWindowCounter } from './fixed-window-counter';
@@ -40,11 +41,15 @@ export class KeyLookupBudget {
 
   /**
    * Decides the request's key (`req.auth` or `req.authFailure`), the database step included
-   * within the budgets.
+   * within the budgets: at once when the key cache decides it (`whenReady`).
    */
-  async decideKey(req: Request): Promise<void> {
+  decideKey(req: Request): NowOrLater<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
     if (keyHash === undefined) return;
+    return this.lookUp(req, keyHash);
+  }
+
+  private async lookUp(req: Request, keyHash: string): Promise<void> {
     if (this.keys.listsHash(keyHash) || (await this.reserveLookup(req))) {
       await this.authenticator.lookUpFor(req, keyHash);
       return;
