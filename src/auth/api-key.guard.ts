@@ -3,7 +3,6 @@ import type { Request } from 'express';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors } from '../common/errors/error-code';
 import { httpRequestOf } from '../common/http/http-context';
-import { type NowOrLater, whenReady } from '../common/now-or-later';
 import { perRoute } from '../common/http/route-metadata';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthErrors, insufficientScopeMessage } from './auth.errors';
@@ -59,15 +58,12 @@ const scopeOfRoute = perRoute(requiredScope);
 export class RequireApiKeyGuard implements CanActivate {
   constructor(private readonly authenticator: ApiKeyAuthenticator) {}
 
-  canActivate(context: ExecutionContext): NowOrLater<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (isPublic(context)) return true;
     const req = httpRequestOf(context);
-    const scope = scopeOfRoute(context);
     // Undecided only on a route that skipped the rate limiter: then it is looked up here.
-    if (!req.auth && !req.authFailure) {
-      return whenReady(this.authenticator.authenticate(req), () => requireKey(req, scope));
-    }
-    return requireKey(req, scope);
+    if (!req.auth && !req.authFailure) await this.authenticator.authenticate(req);
+    return requireKey(req, scopeOfRoute(context));
   }
 }
 

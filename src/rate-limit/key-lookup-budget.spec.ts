@@ -57,7 +57,7 @@ async function budgetOver(valid: string[] = [], hashesLoaded = valid) {
 
 /** Starts deciding each request (all in flight together); `done` once all are decided. */
 async function inFlight(budget: KeyLookupBudget, requests: Request[], answer: () => void) {
-  const decided = Promise.all(requests.map(async (req) => budget.decideKey(req)));
+  const decided = Promise.all(requests.map((req) => budget.decideKey(req)));
   await settle();
   return {
     done: async (): Promise<void> => {

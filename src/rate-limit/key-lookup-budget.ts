@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { KeyCache } from '../auth/key-cache';
-import type { NowOrLater } from '../common/now-or-later';
 import '../auth/request-auth';
 import { clientAddressOf } from './client-address';
 import { FixedWindowCounter } from './fixed-window-counter';
@@ -41,15 +40,11 @@ export class KeyLookupBudget {
 
   /**
    * Decides the request's key (`req.auth` or `req.authFailure`), the database step included
-   * within the budgets: at once when the key cache decides it (`whenReady`).
+   * within the budgets.
    */
-  decideKey(req: Request): NowOrLater<void> {
+  async decideKey(req: Request): Promise<void> {
     const keyHash = this.authenticator.authenticateFromCache(req);
     if (keyHash === undefined) return;
-    return this.lookUp(req, keyHash);
-  }
-
-  private async lookUp(req: Request, keyHash: string): Promise<void> {
     if (this.keys.listsHash(keyHash) || (await this.reserveLookup(req))) {
       await this.authenticator.lookUpFor(req, keyHash);
       return;

@@ -11,7 +11,6 @@ import {
 } from '@nestjs/throttler';
 import { KeyLookupBudget } from './key-lookup-budget';
 import { isPublic } from '../auth/public.decorator';
-import { type NowOrLater, whenReady } from '../common/now-or-later';
 import { httpRequestOf, httpResponseOf } from '../common/http/http-context';
 import { RouteTable } from '../common/http/route-table';
 import { RateLimitService } from './rate-limit.service';
@@ -53,37 +52,38 @@ export class PlanThrottlerGuard implements CanActivate, OnApplicationBootstrap {
     }
   }
 
-  canActivate(context: ExecutionContext): NowOrLater<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = httpRequestOf(context);
     const route = this.routeThrottles.of(context.getClass(), context.getHandler());
     const publicRoute = isPublic(context);
     if (route.skipped || (publicRoute && route.windows.length === 0)) {
       this.rateLimit.exempt(req);
       // RequireApiKeyGuard needs the key decided: within the budgets of lookups, as always.
-      if (publicRoute) return true;
-      return whenReady(this.keyLookups.decideKey(req), () => true);
+      if (!publicRoute) await this.keyLookups.decideKey(req);
+      return true;
     }
     // The limits depend on the key: decide it first (a lookup only within the budgets).
-    return whenReady(this.keyLookups.decideKey(req), () => this.count(context, route, publicRoute));
+    await this.keyLookups.decideKey(req);
+    return this.count(context, route, publicRoute);
   }
 
   /**
    * The plan's windows (those the route does not skip) and the route's own; a public route's
    * own only, per key when it was sent one, else per IP.
    */
-  private count(
+  private async count(
     context: ExecutionContext,
     route: RouteThrottle,
     publicRoute: boolean,
-  ): NowOrLater<boolean> {
+  ): Promise<boolean> {
     const windows: WindowSpec[] = [];
     for (const throttler of publicRoute ? [] : this.throttlers) {
       const name = throttler.name ?? 'default';
       if (route.skippedPlanWindows.has(name)) continue;
       windows.push({
         name,
-        limit: resolve(throttler.limit, context, name),
-        ttlMs: resolve(throttler.ttl, context, name),
+        limit: await resolve(throttler.limit, context),
+        ttlMs: await resolve(throttler.ttl, context),
       });
     }
     windows.push(...route.windows);
@@ -93,26 +93,14 @@ export class PlanThrottlerGuard implements CanActivate, OnApplicationBootstrap {
       this.rateLimit.exempt(req);
       return true;
     }
-    return whenReady(
-      this.rateLimit.enforceLimits(req, httpResponseOf(context), windows),
-      () => true,
-    );
+    await this.rateLimit.enforceLimits(req, httpResponseOf(context), windows);
+    return true;
   }
 }
 
-/**
- * A throttler's limit or length for this request. The plan's are known at once (the key, and so
- * its plan, is decided before), so the limiter takes them as numbers: a throttler whose limit
- * only a promise gives is a mistake of RateLimitModule's configuration, and answers 500.
- */
 function resolve(
   value: number | ((context: ExecutionContext) => number | Promise<number>),
   context: ExecutionContext,
-  throttler: string,
-): number {
-  const resolved = typeof value === 'function' ? value(context) : value;
-  if (typeof resolved !== 'number') {
-    throw new TypeError(`The ${throttler} throttler's limit and ttl must be numbers, not promises`);
-  }
-  return resolved;
+): number | Promise<number> {
+  return typeof value === 'function' ? value(context) : value;
 }

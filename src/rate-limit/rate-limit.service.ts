@@ -8,10 +8,8 @@ import { headerSetter } from '../platform/response-header';
 import { rateLimitSettings, type RateLimitSettings } from './rate-limit.settings';
 import { MetricsService } from '../metrics/metrics.service';
 import { clientAddressOf } from './client-address';
-import { type NowOrLater, whenReady } from '../common/now-or-later';
 import {
   BanPolicy,
-  HitResult,
   keyTracker,
   RATE_LIMIT_STORAGE,
   RateLimitStorage,
@@ -56,49 +54,47 @@ export class RateLimitService {
 
   /**
    * Counts the request against its key (or, without a valid key, its IP) and sets the headers.
-   * Throws (or rejects with) the 429 when a window is full or the client is banned: at once when
-   * the storage answers at once (`whenReady`). The request's key is decided before
-   * (`KeyLookupBudget`).
+   * Rejects with the 429 when a window is full or the client is banned. The request's key is
+   * decided before (`KeyLookupBudget`).
    */
-  enforceLimits(
+  async enforceLimits(
     req: Request,
     res: Response,
     windows: WindowSpec[] = windowsFor(req),
-  ): NowOrLater<void> {
+  ): Promise<void> {
+    try {
+      await this.count(req, res, windows);
+    } catch (error) {
+      if (error instanceof ApiException) {
+        this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
+      }
+      throw error;
+    }
+  }
+
+  private async count(req: Request, res: Response, windows: WindowSpec[]): Promise<void> {
     req.rateLimited = true;
     const key = req.auth;
     const tracker = trackerOf(req);
-    const keyBannedUntil = key?.bannedUntil?.getTime() ?? 0;
-    if (keyBannedUntil > Date.now()) return this.refuseBanned(req, res, windows, keyBannedUntil);
-    return whenReady(this.storage.hit(tracker, windows, key ? this.keyBan : this.ipBan), (result) =>
-      this.decide(req, res, result),
-    );
-  }
 
-  /** Sets the headers of a counted request, and throws its 429 if it was not admitted. */
-  private decide(req: Request, res: Response, result: HitResult): NowOrLater<void> {
+    const keyBannedUntil = key?.bannedUntil?.getTime() ?? 0;
+    if (keyBannedUntil > Date.now()) {
+      setRateLimitHeaders(res, await this.storage.peek(tracker, windows));
+      throw banned(keyBannedUntil - Date.now());
+    }
+
+    const result = await this.storage.hit(tracker, windows, key ? this.keyBan : this.ipBan);
     setRateLimitHeaders(res, result.windows);
     switch (result.outcome) {
       case 'admitted':
         return;
       case 'banned':
-        throw this.refused(req, banned((result.bannedUntilMs ?? Date.now()) - Date.now()));
+        throw banned((result.bannedUntilMs ?? Date.now()) - Date.now());
       case 'ban':
         return this.ban(req);
       case 'rejected':
-        throw this.refused(req, exceeded(result.windows));
+        throw exceeded(result.windows);
     }
-  }
-
-  /** A key banned in the database: the headers of where its windows stand, and the 429. */
-  private async refuseBanned(
-    req: Request,
-    res: Response,
-    windows: WindowSpec[],
-    bannedUntilMs: number,
-  ): Promise<never> {
-    setRateLimitHeaders(res, await this.storage.peek(trackerOf(req), windows));
-    throw this.refused(req, banned(bannedUntilMs - Date.now()));
   }
 
   private async ban(req: Request): Promise<never> {
@@ -122,13 +118,7 @@ export class RateLimitService {
       },
       'banned for sending after being rate limited',
     );
-    throw this.refused(req, banned(banMs));
-  }
-
-  /** A 429 about to be answered, counted in the metrics by the client's plan. */
-  private refused(req: Request, error: ApiException): ApiException {
-    this.metrics.rateLimitRejected(req.auth?.plan ?? 'anonymous');
-    return error;
+    throw banned(banMs);
   }
 
   /**
