@@ -22,6 +22,7 @@ import {
   InvalidWebhookRequestError,
   isDeliveryStatus,
   MAX_PAGE,
+  WebhookLimitError,
   WebhookNotFoundError,
   WebhooksService,
 } from '../webhooks/webhooks.service';
@@ -52,6 +53,9 @@ async function answered<T>(call: () => Promise<T>): Promise<T> {
     }
     if (error instanceof DeliveryNotFoundError) {
       throw new ApiException(WebhookErrors.DELIVERY_NOT_FOUND, error.message);
+    }
+    if (error instanceof WebhookLimitError) {
+      throw new ApiException(WebhookErrors.WEBHOOK_LIMIT_REACHED, error.message);
     }
     if (error instanceof InvalidWebhookRequestError) {
       throw new ApiException(AdminErrors.INVALID_BODY, error.message);
@@ -166,6 +170,10 @@ export class AdminWebhooksController {
       type: AdminWebhookWithSecretSchema,
     },
     [HttpStatus.BAD_REQUEST]: INVALID,
+    [HttpStatus.CONFLICT]: {
+      description: 'The service already holds `WEBHOOK_MAX_ENDPOINTS` endpoints.',
+      codes: [WebhookErrors.WEBHOOK_LIMIT_REACHED],
+    },
     [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
   async create(@JsonBody(adminBodyPipe) body: CreateWebhookBody): Promise<Record<string, unknown>> {

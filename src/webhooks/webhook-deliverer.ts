@@ -168,6 +168,8 @@ export class WebhookDeliverer {
   private readonly results: Counter<'result'>;
   private readonly duration: Histogram;
   private readonly requestsFirst: RequestsFirst;
+  /** Whether the queue's last word was an error, until something shows the database is back. */
+  private queueFailing = false;
 
   constructor(private readonly parts: DelivererParts) {
     this.requestsFirst = new RequestsFirst(() => parts.metrics.requestsObserved);
@@ -191,7 +193,10 @@ export class WebhookDeliverer {
     const read = () => {
       pending ??= parts.db
         .query(PENDING_SQL)
-        .then((rows: { pending: number; oldest: number }[]) => (last = rows[0]))
+        .then((rows: { pending: number; oldest: number }[]) => {
+          this.queueAnswers();
+          return (last = rows[0]);
+        })
         .catch(() => last)
         .finally(() => setTimeout(() => (pending = undefined), 100));
       return pending;
@@ -232,8 +237,14 @@ export class WebhookDeliverer {
       queueCacheIntervalSeconds: SUPERVISE_SECONDS,
       monitorIntervalSeconds: SUPERVISE_SECONDS,
     });
+    // pg-boss reports every failed poll while the database is away: one line an outage.
     boss.on('error', (error: unknown) => {
-      this.parts.logger.error({ err: error }, 'webhook queue error');
+      if (this.queueFailing) return;
+      this.queueFailing = true;
+      this.parts.logger.warn(
+        { err: error },
+        'webhook queue cannot reach the database: deliveries wait until it answers again',
+      );
     });
     await boss.start();
     this.boss = boss;
@@ -258,12 +269,20 @@ export class WebhookDeliverer {
           burstWhenBatchFull: true,
         },
         async (jobs) => {
+          this.queueAnswers();
           await this.attempt(jobs.map((job) => job.data.deliveryId));
           // The API's requests first: while this instance is busy, the next batch waits a little.
           await this.requestsFirst.room();
         },
       );
     }
+  }
+
+  /** The database answered the deliverer again after the queue's errors: said once. */
+  private queueAnswers(): void {
+    if (!this.queueFailing) return;
+    this.queueFailing = false;
+    this.parts.logger.info('webhook queue reaches the database again');
   }
 
   async stop(): Promise<void> {
@@ -420,16 +439,22 @@ export class WebhookDeliverer {
         resolver: this.parts.resolver,
         timeoutMs: settings.WEBHOOK_TIMEOUT_MS,
         allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+        allowHttp: settings.WEBHOOK_ALLOW_HTTP === 'true',
       },
     );
   }
 
-  /** The wait before attempt n + 1 after n failed ones, ±10 %; undefined after the last. */
-  private retryDelayMs(attempts: number): number | undefined {
+  /**
+   * The wait before attempt n + 1 after n failed ones, ±10 %; undefined after the last. A
+   * receiver's `Retry-After` (on a 429) is honoured within the schedule's bounds: never sooner than
+   * the schedule's own wait, never later than its longest.
+   */
+  private retryDelayMs(attempts: number, retryAfterSeconds?: number): number | undefined {
     const schedule = this.parts.settings.WEBHOOK_RETRY_SECONDS;
     if (attempts > schedule.length) return undefined;
-    const seconds = schedule[attempts - 1];
-    return Math.round(seconds * 1000 * (0.9 + Math.random() * 0.2));
+    const scheduled = Math.round(schedule[attempts - 1] * 1000 * (0.9 + Math.random() * 0.2));
+    if (retryAfterSeconds === undefined) return scheduled;
+    return Math.min(Math.max(scheduled, retryAfterSeconds * 1000), Math.max(...schedule) * 1000);
   }
 
   /**
@@ -455,7 +480,10 @@ export class WebhookDeliverer {
           [delivery.endpoint_id, this.parts.settings.WEBHOOK_DISABLE_AFTER_HOURS],
         ),
       );
-      const wait = this.retryDelayMs(delivery.attempts);
+      const wait = this.retryDelayMs(
+        delivery.attempts,
+        'retryAfterSeconds' in result ? result.retryAfterSeconds : undefined,
+      );
       const failingLong = failing.length > 0 && failing[0].long;
       if (wait === undefined || failingLong) {
         await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'failed', statusCode, error, null]);
