@@ -17,7 +17,7 @@ describe('webhooks and a PostgreSQL outage', () => {
     const warned = jest.spyOn(PinoLogger.prototype, 'warn');
     const errored = jest.spyOn(PinoLogger.prototype, 'error');
     const said = (spy: jest.SpyInstance, pattern: RegExp) =>
-      spy.mock.calls.filter((args: unknown[]) =>
+      (spy.mock.calls as unknown[][]).filter((args) =>
         args.some((a) => typeof a === 'string' && pattern.test(a)),
       );
     const databaseUrl = process.env[ENV.webhooksOutageUrl] ?? '';

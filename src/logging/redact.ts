@@ -14,7 +14,10 @@ const KEY_SHAPED_ALL = new RegExp(KEY_SHAPED.source, 'gi');
  * What to look closer at: a key's prefix, a percent-encoding that could hide one, or any character
  * beyond ASCII (a key spelled in fullwidth or other compatibility forms: `ｓｋ＿…`).
  */
-const SUSPECT = /sk|%|[^\x00-\x7f]/i;
+const SUSPECT = /sk|%|[\u0080-\uffff]/i;
+
+const BEYOND_ASCII = /[\u0080-\uffff]/;
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
 /**
  * `text` as its compatibility form (NFKC: fullwidth `ｓｋ＿Ａｂ１` is `sk_Ab1`), reading a text
@@ -22,8 +25,8 @@ const SUSPECT = /sk|%|[^\x00-\x7f]/i;
  * in other forms is still the key to a reader of the log.
  */
 function compatible(text: string): string {
-  if (!/[^\x00-\x7f]/.test(text)) return text;
-  const utf8 = /[^\x00-\xff]/.test(text) ? text : Buffer.from(text, 'latin1').toString('utf8');
+  if (!BEYOND_ASCII.test(text)) return text;
+  const utf8 = BEYOND_LATIN1.test(text) ? text : Buffer.from(text, 'latin1').toString('utf8');
   return utf8.normalize('NFKC');
 }
 
