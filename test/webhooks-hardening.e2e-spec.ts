@@ -218,7 +218,7 @@ describe('webhooks: how many endpoints', () => {
     const refused = answers.filter((a) => a.status === 409);
     expect([created.length, refused.length]).toEqual([3, 2]);
     expect(refused[0].body).toEqual({
-      code: 'WEBHOOK_LIMIT_REACHED',
+      code: 'CONFLICT',
       message: expect.stringMatching(/limit \(WEBHOOK_MAX_ENDPOINTS\)/),
       status: 409,
     });

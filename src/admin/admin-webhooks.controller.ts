@@ -13,7 +13,7 @@ import {
 import { ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireScope } from '../auth/scopes';
 import { ApiException } from '../common/errors/api.exception';
-import { CommonErrors } from '../common/errors/error-code';
+import { CommonErrors, errorCodeForStatus } from '../common/errors/error-code';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import {
   DEFAULT_GRACE_SECONDS,
@@ -43,6 +43,9 @@ import {
 } from './admin-webhook.schema';
 import { AdminErrors } from './admin.errors';
 
+/** A new endpoint past the service's limit: a plain 409, as a stock `ConflictException`. */
+const LIMIT_REACHED = errorCodeForStatus(HttpStatus.CONFLICT);
+
 /** The service's refusals, as the admin API answers them. */
 async function answered<T>(call: () => Promise<T>): Promise<T> {
   try {
@@ -55,7 +58,7 @@ async function answered<T>(call: () => Promise<T>): Promise<T> {
       throw new ApiException(WebhookErrors.DELIVERY_NOT_FOUND, error.message);
     }
     if (error instanceof WebhookLimitError) {
-      throw new ApiException(WebhookErrors.WEBHOOK_LIMIT_REACHED, error.message);
+      throw new ApiException(LIMIT_REACHED, error.message);
     }
     if (error instanceof InvalidWebhookRequestError) {
       throw new ApiException(AdminErrors.INVALID_BODY, error.message);
@@ -172,7 +175,7 @@ export class AdminWebhooksController {
     [HttpStatus.BAD_REQUEST]: INVALID,
     [HttpStatus.CONFLICT]: {
       description: 'The service already holds `WEBHOOK_MAX_ENDPOINTS` endpoints.',
-      codes: [WebhookErrors.WEBHOOK_LIMIT_REACHED],
+      codes: [LIMIT_REACHED],
     },
     [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })

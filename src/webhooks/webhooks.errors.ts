@@ -8,10 +8,6 @@ export const WebhookErrors = defineErrorCodes(
       status: HttpStatus.NOT_FOUND,
       message: 'No webhook endpoint with this id exists',
     },
-    WEBHOOK_LIMIT_REACHED: {
-      status: HttpStatus.CONFLICT,
-      message: 'This service has as many webhook endpoints as it allows',
-    },
     DELIVERY_NOT_FOUND: {
       status: HttpStatus.NOT_FOUND,
       message: 'No delivery with this id exists for this endpoint',

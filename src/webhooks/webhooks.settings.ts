@@ -50,7 +50,7 @@ export const webhooksSettings = defineSettings('webhooks', {
     rule: integer({ min: 1, max: 10000 }),
     default: 100,
     description:
-      'webhook endpoints the service holds at most (removed ones not counted); adding one more is refused with 409 `WEBHOOK_LIMIT_REACHED`',
+      'webhook endpoints the service holds at most (removed ones not counted); adding one more is refused with 409 `CONFLICT`',
   },
   WEBHOOK_TIMEOUT_MS: {
     rule: integer({ min: 100, max: 300000 }),
