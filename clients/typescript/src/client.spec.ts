@@ -36,6 +36,7 @@ describe('StoreOrdersClient options', () => {
     ['maxTries 1e6', { retry: { maxTries: 1e6 } }, /retry\.maxTries .* to 100/],
     ['maxWaitSeconds NaN', { retry: { maxWaitSeconds: NaN } }, /retry\.maxWaitSeconds/],
     ['maxWaitSeconds -1', { retry: { maxWaitSeconds: -1 } }, /retry\.maxWaitSeconds/],
+    ['maxWaitSeconds past a day', { retry: { maxWaitSeconds: 1e7 } }, /from 0 to 86400/],
     ['a misspelt retry option', { retry: { maxtries: 5 } }, /unknown option retry\.maxtries/],
     ['retry true', { retry: true }, /retry must be false or an object/],
     ['timeout NaN', { timeout: NaN }, /timeout .*got NaN/],

@@ -53,7 +53,7 @@ export interface StoreOrdersClientOptions {
   /**
    * The longest one try of a request may take, in ms, reading its answer included (a whole
    * number from 1 to 2^31 - 1); none unless given. A try timed out fails with a `DOMException`
-   * named `TimeoutError`, and is retried as a failed connection is.
+   * named `TimeoutError`; before its answer came, it is retried as a failed connection is.
    */
   timeout?: number;
   /** The fetch to send requests with (default: the global `fetch`). */

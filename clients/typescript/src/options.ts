@@ -2,6 +2,8 @@ import { MAX_TRIES, type RetryOptions } from './retry.js';
 
 /** The longest timeout a timer takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** The longest wait between tries: a day, well within a timer's reach with its jitter. */
+const MAX_WAIT_SECONDS = 86_400;
 
 const OPTIONS = ['baseUrl', 'apiKey', 'adminBaseUrl', 'retry', 'timeout', 'fetch'];
 const RETRY_OPTIONS = ['maxTries', 'maxWaitSeconds'];
@@ -56,7 +58,7 @@ function checkRetry(retry: unknown): void {
   const { maxTries, maxWaitSeconds } = retry as RetryOptions;
   if (maxTries !== undefined) checkNumber(maxTries, 'retry.maxTries', 1, MAX_TRIES, true);
   if (maxWaitSeconds !== undefined) {
-    checkNumber(maxWaitSeconds, 'retry.maxWaitSeconds', 0, MAX_TIMEOUT_MS / 1000, false);
+    checkNumber(maxWaitSeconds, 'retry.maxWaitSeconds', 0, MAX_WAIT_SECONDS, false);
   }
 }
 

@@ -5,7 +5,7 @@ export interface RetryOptions {
   /** Tries of one request in all, the first included: a whole number from 1 to 100 (default 3). */
   maxTries?: number;
   /**
-   * The longest wait the client accepts (seconds, default 60). An answer asking for longer (a
+   * The longest wait the client accepts (seconds, from 0 to 86400, default 60). An answer asking for longer (a
    * day's limit reached: hours) is returned at once, as an error carrying `retryAfter`.
    */
   maxWaitSeconds?: number;
