@@ -102,8 +102,10 @@ function schemaOf(type: ArgumentMetadata['metatype']): BodySchema {
 
 /** Why one value (a field, or an element of a list) is refused before the class sees it. */
 function valueProblem(value: unknown, name: string, text: boolean): string | undefined {
+  // An optional field is left out, never null: a handler would take null for a value.
+  if (value === null) return `${name} must not be null`;
   if (Array.isArray(value)) return `${name} must not be an array`;
-  if (typeof value === 'object' && value !== null) return `${name} must not be an object`;
+  if (typeof value === 'object') return `${name} must not be an object`;
   if (text && typeof value === 'string' && CONTROL_CHARACTER.test(value)) {
     return `${name} must not contain control characters`;
   }
@@ -111,8 +113,8 @@ function valueProblem(value: unknown, name: string, text: boolean): string | und
 }
 
 /**
- * The first problem of a body's shape: an unknown field (a prototype's name included), an object
- * or array nested deeper than the schema, control characters in a text field. Checked on the
+ * The first problem of a body's shape: an unknown field (a prototype's name included), a null, an
+ * object or array nested deeper than the schema, control characters in a text field. Checked on the
  * parsed JSON before class-transformer copies it, which recurses without bound and would carry
  * `__proto__` over; unknown fields first, as class-validator reports them.
  */
@@ -160,3 +162,19 @@ class AdminBodyPipe implements PipeTransform<Record<string, unknown>> {
 }
 
 export const adminBodyPipe = new AdminBodyPipe();
+
+/**
+ * For an operation that takes no body: any field is refused as an unknown one (an empty body or
+ * `{}` is none).
+ */
+class NoBodyPipe implements PipeTransform<Record<string, unknown>> {
+  transform(body: Record<string, unknown>): Record<string, unknown> {
+    const fields = Object.keys(body);
+    if (fields.length > 0) {
+      throw invalidBody(`unknown field ${fields[0]}: this operation takes no body`);
+    }
+    return body;
+  }
+}
+
+export const noBodyPipe = new NoBodyPipe();

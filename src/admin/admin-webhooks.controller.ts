@@ -28,7 +28,7 @@ import {
 } from '../webhooks/webhooks.service';
 import { WebhookErrors } from '../webhooks/webhooks.errors';
 import { WebhookScopes } from '../webhooks/webhooks.scopes';
-import { adminBodyPipe, JsonBody } from './admin-body.pipe';
+import { adminBodyPipe, JsonBody, noBodyPipe } from './admin-body.pipe';
 import {
   ChangeWebhookBody,
   CreateWebhookBody,
@@ -115,6 +115,11 @@ const NO_SUCH_WEBHOOK = {
 
 const INVALID = {
   description: 'The body is not valid (the message names the field).',
+  codes: [AdminErrors.INVALID_BODY],
+};
+
+const NO_BODY = {
+  description: 'A body with a field: this operation takes none (the message names it).',
   codes: [AdminErrors.INVALID_BODY],
 };
 
@@ -280,14 +285,17 @@ export class AdminWebhooksController {
       description: 'The delivery, pending.',
       type: AdminWebhookDeliverySchema,
     },
+    [HttpStatus.BAD_REQUEST]: NO_BODY,
     [HttpStatus.NOT_FOUND]: {
       description: 'No endpoint, or no delivery of it, with this id.',
       codes: [WebhookErrors.WEBHOOK_NOT_FOUND, WebhookErrors.DELIVERY_NOT_FOUND],
     },
+    [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
   async retry(
     @Param('id') id: string,
     @Param('deliveryId') deliveryId: string,
+    @JsonBody(noBodyPipe) _body: object,
   ): Promise<Record<string, unknown>> {
     return await answered(() => this.webhooks.retry(id, deliveryId));
   }
@@ -305,9 +313,14 @@ export class AdminWebhooksController {
       description: 'The delivery, pending.',
       type: AdminWebhookDeliverySchema,
     },
+    [HttpStatus.BAD_REQUEST]: NO_BODY,
     [HttpStatus.NOT_FOUND]: NO_SUCH_WEBHOOK,
+    [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
-  async test(@Param('id') id: string): Promise<Record<string, unknown>> {
+  async test(
+    @Param('id') id: string,
+    @JsonBody(noBodyPipe) _body: object,
+  ): Promise<Record<string, unknown>> {
     return await answered(() => this.webhooks.test(id));
   }
 }

@@ -38,6 +38,9 @@ export function auditPageJson(page: AuditPage): {
     : { data, hasMore: page.hasMore, nextCursor: page.nextCursor };
 }
 
+/** C0 (NUL included), DEL and C1. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
 /** A query the trail cannot answer (the message names the part); nothing was read. */
 export class InvalidAuditQueryError extends Error {}
 
@@ -91,6 +94,12 @@ export class AuditTrail {
       throw new InvalidAuditQueryError(
         `limit must be a whole number from 1 to ${MAX_AUDIT_PAGE_SIZE}; got ${limit}`,
       );
+    }
+    for (const [name, value] of Object.entries({ actor: query.actor, target: query.target })) {
+      // PostgreSQL refuses NUL in text, and no actor or target holds a control character.
+      if (value !== undefined && CONTROL_CHARACTER.test(value)) {
+        throw new InvalidAuditQueryError(`${name} must not contain control characters`);
+      }
     }
     if (query.action !== undefined && !isAuditAction(query.action)) {
       throw new InvalidAuditQueryError(

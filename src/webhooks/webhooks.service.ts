@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { AUDIT_ACTION_NAMES } from '../audit/audit-actions';
 import { fromBase64url, toBase64url } from '../common/base64url';
 import { isIP } from 'node:net';
@@ -56,6 +56,14 @@ export class WebhookLimitError extends Error {
 
 /** A query parameter that is not acceptable (named). */
 export class InvalidDeliveryQueryError extends Error {}
+
+const badCursor = (): InvalidDeliveryQueryError =>
+  new InvalidDeliveryQueryError('cursor is not a cursor this list gave');
+
+/** PostgreSQL's class 22, data exception: a value out of its type (a time that is none). */
+const isDataException = (error: unknown): boolean =>
+  error instanceof QueryFailedError &&
+  /^22/.test(String((error.driverError as { code?: unknown }).code));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -246,8 +254,8 @@ export class WebhooksService {
     const rows = returnedRows<EndpointRow>(
       await this.db.query(
         `UPDATE webhook_endpoints
-          SET previous_secret = CASE WHEN $3::int > 0 THEN secret END,
-              previous_secret_until = CASE WHEN $3::int > 0 THEN now() + $3 * interval '1 second' END,
+          SET previous_secret = CASE WHEN $3::bigint > 0 THEN secret END,
+              previous_secret_until = CASE WHEN $3::bigint > 0 THEN now() + $3 * interval '1 second' END,
               secret = $2, secret_rotated_at = now()
         WHERE id = $1 AND removed_at IS NULL
         RETURNING ${ENDPOINT_COLUMNS}`,
@@ -269,19 +277,25 @@ export class WebhooksService {
       const decoded = fromBase64url(query.cursor);
       const parts = decoded?.split('|');
       if (parts?.length !== 2 || !UUID.test(parts[1]) || Number.isNaN(Date.parse(parts[0]))) {
-        throw new InvalidDeliveryQueryError('cursor is not a cursor this list gave');
+        throw badCursor();
       }
       after = [parts[0], parts[1]];
     }
-    const rows: DeliveryRow[] = await this.db.query(
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-        WHERE endpoint_id = $1
-          AND ($2::text IS NULL OR status = $2)
-          AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
-        ORDER BY created_at DESC, id DESC
-        LIMIT $5`,
-      [id, query.status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
-    );
+    const rows = await this.db
+      .query<DeliveryRow[]>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+          WHERE endpoint_id = $1
+            AND ($2::text IS NULL OR status = $2)
+            AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
+          ORDER BY created_at DESC, id DESC
+          LIMIT $5`,
+        [id, query.status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+      )
+      .catch((error: unknown) => {
+        // A time JavaScript reads but PostgreSQL does not ("1", February 30th): the cursor's,
+        // the only value here not checked already.
+        throw isDataException(error) ? badCursor() : error;
+      });
     const hasMore = rows.length > limit;
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import OpenAPIBackend, { type Document, SetMatchType } from 'openapi-backend';
 import request from 'supertest';
 import { createAdminApp } from '../../src/admin/admin-app';
-import { createTestApp, type TestApp } from './test-app';
+import { createTestApp, type TestApp, type TestAppOptions } from './test-app';
 
 /** The admin document as the admin listener serves it, to hold every response to. */
 export async function adminContract(http: Server) {
@@ -45,6 +45,8 @@ export async function adminContract(http: Server) {
   };
 }
 
+export type AdminMethod = 'get' | 'post' | 'patch' | 'delete';
+
 /** The admin application beside a test app, on its database, and an admin key. */
 export interface AdminTestApp {
   t: TestApp;
@@ -53,7 +55,7 @@ export interface AdminTestApp {
   adminKey: string;
   adminKeyId: string;
   check: Awaited<ReturnType<typeof adminContract>>;
-  call(method: 'get' | 'post' | 'delete', path: string, key?: string | null): request.Test;
+  call(method: AdminMethod, path: string, key?: string | null): request.Test;
 }
 
 /**
@@ -72,7 +74,7 @@ export async function startAdminApp(t: TestApp): Promise<AdminTestApp> {
   });
   const check = await adminContract(http);
   const call = (
-    method: 'get' | 'post' | 'delete',
+    method: AdminMethod,
     path: string,
     key: string | null = issued.key,
   ) => {
@@ -88,10 +90,10 @@ export async function startAdminApp(t: TestApp): Promise<AdminTestApp> {
  * is called in, created before its tests and closed after them. Read the fields in hooks and
  * tests, not before.
  */
-export function adminAppPerSuite(): AdminTestApp {
+export function adminAppPerSuite(options?: TestAppOptions): AdminTestApp {
   const suite = {} as AdminTestApp;
   beforeAll(async () => {
-    Object.assign(suite, await startAdminApp(await createTestApp()));
+    Object.assign(suite, await startAdminApp(await createTestApp(options)));
   });
   afterAll(async () => {
     await suite.admin.close();

@@ -2,8 +2,9 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { paths as AdminPaths } from './generated/admin.js';
 import type { paths as V1Paths } from './generated/v1.js';
 import type { components as V2Components, paths as V2Paths } from './generated/v2.js';
-import { StoreOrdersError } from './errors.js';
+import { StoreOrdersError, StoreOrdersPagingError } from './errors.js';
 import { withExactIds } from './exact-json.js';
+import { checkOptions } from './options.js';
 import { type Fetch, type RetryOptions, retrying } from './retry.js';
 
 /** An order as the API writes it; `id` and `petId` are exact decimal strings (int64). */
@@ -44,10 +45,25 @@ export interface StoreOrdersClientOptions {
    * `baseUrl` unless given. Its paths start with `/admin/v1`.
    */
   adminBaseUrl?: string;
-  /** Retries of 429 and 503 (see {@link RetryOptions}); `false`: none. */
+  /**
+   * Retries of 429 and 503, and of failed connections of idempotent calls (see
+   * {@link RetryOptions}); `false`: none.
+   */
   retry?: RetryOptions | false;
+  /**
+   * The longest one try of a request may take, in ms, reading its answer included (a whole
+   * number from 1 to 2^31 - 1); none unless given. A try timed out fails with a `DOMException`
+   * named `TimeoutError`; before its answer came, it is retried as a failed connection is.
+   */
+  timeout?: number;
   /** The fetch to send requests with (default: the global `fetch`). */
   fetch?: Fetch;
+}
+
+/** What every call of `orders` takes beside its arguments. */
+export interface CallOptions {
+  /** Aborts the call, during a try or a wait between tries: it rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /** openapi-fetch's answer, reduced to what the client reads of it. */
@@ -80,12 +96,16 @@ export class Orders {
   ) {}
 
   /** Every order, by id (`GET /v1/store/orders`). */
-  async list(): Promise<Order[]> {
-    return dataOf(await this.v1.GET('/store/orders'));
+  async list(options: CallOptions = {}): Promise<Order[]> {
+    return dataOf(await this.v1.GET('/store/orders', { signal: options.signal }));
   }
 
   /** One page of the filtered orders, after `cursor` (`GET /v2/store/orders`). */
-  async page(filters: OrderFilters = {}, cursor?: string): Promise<OrderPage> {
+  async page(
+    filters: OrderFilters = {},
+    cursor?: string,
+    options: CallOptions = {},
+  ): Promise<OrderPage> {
     const { status, petId, ...rest } = filters;
     const query: PageQuery = {
       ...rest,
@@ -93,20 +113,44 @@ export class Orders {
       ...(petId !== undefined && { petId: int64(petId) }),
       ...(cursor !== undefined && { cursor }),
     };
-    return dataOf(await this.v2.GET('/store/orders', { params: { query } }));
+    return dataOf(
+      await this.v2.GET('/store/orders', { params: { query }, signal: options.signal }),
+    );
   }
 
   /**
    * Every order matching the filters, page after page following `nextCursor` until `hasMore` is
-   * false: a page may be short, even empty, before the last one.
+   * false: a page may be short, even empty, before the last one. A walk that would not move (a
+   * page with `hasMore` but no `nextCursor`, or a cursor already sent) ends with a
+   * {@link StoreOrdersPagingError} rather than ask for the same pages forever.
    */
-  async *each(filters: OrderFilters = {}): AsyncGenerator<Order, void, undefined> {
+  async *each(
+    filters: OrderFilters = {},
+    options: CallOptions = {},
+  ): AsyncGenerator<Order, void, undefined> {
+    const sent = new Set<string>();
     let cursor: string | undefined;
-    do {
-      const page = await this.page(filters, cursor);
+    for (;;) {
+      const page = await this.page(filters, cursor, options);
+      const next = page.hasMore ? page.nextCursor : undefined;
+      // Checked before its orders are yielded: a page sent again would yield them twice.
+      if (page.hasMore && (next === undefined || next === '')) {
+        throw new StoreOrdersPagingError(
+          'the server answered hasMore without a nextCursor',
+          cursor,
+        );
+      }
+      if (next !== undefined && sent.has(next)) {
+        throw new StoreOrdersPagingError(
+          `the server answered a nextCursor this walk already sent (${next}): the walk makes no progress`,
+          cursor,
+        );
+      }
       yield* page.data;
-      cursor = page.hasMore ? page.nextCursor : undefined;
-    } while (cursor !== undefined);
+      if (next === undefined) return;
+      sent.add(next);
+      cursor = next;
+    }
   }
 
   /**
@@ -114,9 +158,12 @@ export class Orders {
    * as it does for one cancelled before. A shipped order is a `StoreOrdersError` 409
    * `ORDER_ALREADY_SHIPPED`, an unknown one 404 `ORDER_NOT_FOUND`.
    */
-  async cancel(id: OrderId): Promise<void> {
+  async cancel(id: OrderId, options: CallOptions = {}): Promise<void> {
     dataOf(
-      await this.v2.DELETE('/store/orders/{orderId}', { params: { path: { orderId: int64(id) } } }),
+      await this.v2.DELETE('/store/orders/{orderId}', {
+        params: { path: { orderId: int64(id) } },
+        signal: options.signal,
+      }),
     );
   }
 }
@@ -124,8 +171,9 @@ export class Orders {
 /**
  * The Store Orders API: `orders` for what most clients do, and the typed operations of each
  * document for the rest (`v1`, `v2`, `admin`: openapi-fetch clients, answering `{data, error,
- * response}`). Every request carries the key, is retried on 429 and 503 as `retry` says, and
- * reads int64 ids as exact strings.
+ * response}`). Every request carries the key, is bounded by `timeout`, is retried on 429, 503
+ * and failed connections as `retry` says, and reads int64 ids as exact strings. The options are
+ * checked here: a nonsensical one throws a `TypeError` naming it.
  */
 export class StoreOrdersClient {
   readonly v1: Client<V1Paths>;
@@ -135,8 +183,9 @@ export class StoreOrdersClient {
   #rateLimit: RateLimit | undefined;
 
   constructor(options: StoreOrdersClientOptions) {
+    checkOptions(options);
     const send = options.fetch ?? ((request: Request) => fetch(request));
-    const retried = retrying(send, options.retry);
+    const retried = retrying(send, { retry: options.retry, timeoutMs: options.timeout });
     const fetchExact: Fetch = async (request) => {
       const response = await retried(request);
       this.#rateLimit = rateLimitOf(response.headers);

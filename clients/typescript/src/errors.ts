@@ -52,6 +52,22 @@ export class StoreOrdersError extends Error {
 }
 
 /**
+ * A walk of pages that cannot go on: the server answered `hasMore` with no `nextCursor`, or with
+ * a cursor the walk had already sent, so that it would ask for the same pages forever.
+ * `cursor` is the one whose page said so (`undefined`: the first page).
+ */
+export class StoreOrdersPagingError extends Error {
+  override readonly name = 'StoreOrdersPagingError';
+
+  constructor(
+    message: string,
+    readonly cursor: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * `Retry-After` in seconds (RFC 9110: a number of seconds or an HTTP date), or `undefined` when
  * the answer has none or it cannot be read.
  */

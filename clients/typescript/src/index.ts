@@ -1,6 +1,7 @@
 export {
   StoreOrdersClient,
   Orders,
+  type CallOptions,
   type Order,
   type OrderFilters,
   type OrderId,
@@ -9,7 +10,7 @@ export {
   type RateLimit,
   type StoreOrdersClientOptions,
 } from './client.js';
-export { StoreOrdersError, type StoreOrdersErrorFields } from './errors.js';
+export { StoreOrdersError, StoreOrdersPagingError, type StoreOrdersErrorFields } from './errors.js';
 export type { RetryOptions } from './retry.js';
 export type * as AdminApi from './generated/admin.js';
 export type * as V1Api from './generated/v1.js';

@@ -2964,7 +2964,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminWebhookDeliverySchema"];
                 };
             };
-            /** @description The request is malformed. */
+            /** @description A body with a field: this operation takes none (the message names it). */
             400: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -3036,7 +3036,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request body over 16 KiB (no operation takes a body). */
+            /** @description A request body over 16 KiB. */
             413: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -3139,7 +3139,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminWebhookDeliverySchema"];
                 };
             };
-            /** @description The request is malformed. */
+            /** @description A body with a field: this operation takes none (the message names it). */
             400: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -3211,7 +3211,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request body over 16 KiB (no operation takes a body). */
+            /** @description A request body over 16 KiB. */
             413: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
