@@ -1978,6 +1978,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The service already holds `WEBHOOK_MAX_ENDPOINTS` endpoints. */
+            409: {
+                headers: {
+                    /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description Unix time, in seconds, at which that window's count returns to its limit. */
+                    "X-RateLimit-Reset": string;
+                    /** @description The request id: the one the client sent, if sane, else a new UUID. In the logs too. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A request body over 16 KiB. */
             413: {
                 headers: {
