@@ -47,7 +47,11 @@ describe('a migration behind a long read of orders', () => {
     const latencies: number[] = [];
     const failures: string[] = [];
     const traffic = { on: true };
-    const timed = async (label: string, send: () => PromiseLike<{ status: number }>, ok: number) => {
+    const timed = async (
+      label: string,
+      send: () => PromiseLike<{ status: number }>,
+      ok: number,
+    ) => {
       const started = performance.now();
       const res = await send();
       latencies.push(performance.now() - started);
