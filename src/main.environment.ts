@@ -1,7 +1,7 @@
 import type { Logger as PinoLogger } from 'pino';
 import { type HttpSettings, httpSettings } from './common/http/http.settings';
 import { InvalidEnvironmentError, validateEnvironment } from './config/environment';
-import { applyMigrations, migrationLockingOf } from './database/apply-migrations';
+import { applyMigrations, migrationRunOf } from './database/apply-migrations';
 import { databaseSettingsOf } from './database/data-source-options';
 import { type DatabaseEnvironment, databaseSettings } from './database/database.settings';
 import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded/embedded-database';
@@ -74,7 +74,7 @@ async function startEmbeddedDatabase(
   await applyMigrations(
     embedded.migrateUrl,
     databaseSettingsOf(env, { statementTimeoutMs: 0 }),
-    migrationLockingOf(env, {
+    migrationRunOf(env, {
       onRetry: ({ attempt, pauseMs, error }) =>
         startupLog.warn(
           { attempt, pauseMs, err: error },

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { applyMigrations, type MigrationLocking } from '../src/database/apply-migrations';
+import { applyMigrations, type MigrationRun } from '../src/database/apply-migrations';
 import type { DatabaseSettings } from '../src/database/data-source-options';
 import { ExpandOrderPriorities1765000000000 } from './fixtures/order-priorities/migrations/1765000000000-expand-order-priorities';
 import { insertOrders } from './support/orders';
@@ -73,7 +73,7 @@ describe('a migration behind a long read of orders', () => {
     const attempts: number[] = [];
     let thirdRetry!: () => void;
     const retriedThrice = new Promise<void>((resolve) => (thirdRetry = resolve));
-    const locking: MigrationLocking = {
+    const run: MigrationRun = {
       lockTimeoutMs: 200,
       retries: 10,
       migrations: ALTERS_ORDERS,
@@ -83,7 +83,7 @@ describe('a migration behind a long read of orders', () => {
         if (attempt === 3) thirdRetry();
       },
     };
-    const migration = applyMigrations(t.databaseUrl, MIGRATION, locking);
+    const migration = applyMigrations(t.databaseUrl, MIGRATION, run);
     try {
       await retriedThrice;
       columnWhileReading = await hasPriorityColumn(t.db);

@@ -8,7 +8,7 @@ import type { DatabaseEnvironment } from './database.settings';
 const LOCK_NOT_AVAILABLE = '55P03';
 
 /** How long a migration statement may wait for a lock, and how often a migration is tried. */
-export interface MigrationLocking {
+export interface MigrationRun {
   lockTimeoutMs: number;
   retries: number;
   /** Told of each lock timeout before the pause that precedes the next try. */
@@ -17,11 +17,11 @@ export interface MigrationLocking {
   migrations?: MixedList<string | (new () => unknown)>;
 }
 
-/** The locking of MIGRATION_LOCK_TIMEOUT_MS and MIGRATION_RETRIES. */
-export function migrationLockingOf(
+/** A run with MIGRATION_LOCK_TIMEOUT_MS and MIGRATION_RETRIES. */
+export function migrationRunOf(
   env: DatabaseEnvironment,
-  extra: Omit<MigrationLocking, 'lockTimeoutMs' | 'retries'> = {},
-): MigrationLocking {
+  extra: Omit<MigrationRun, 'lockTimeoutMs' | 'retries'> = {},
+): MigrationRun {
   return {
     lockTimeoutMs: env.MIGRATION_LOCK_TIMEOUT_MS,
     retries: env.MIGRATION_RETRIES,
@@ -47,12 +47,12 @@ export function retryPauseMs(attempt: number): number {
 export async function applyMigrations(
   url: string,
   settings: DatabaseSettings,
-  locking: MigrationLocking,
+  run: MigrationRun,
 ): Promise<Migration[]> {
-  const options = dataSourceOptions(url, { ...settings, lockTimeoutMs: locking.lockTimeoutMs });
+  const options = dataSourceOptions(url, { ...settings, lockTimeoutMs: run.lockTimeoutMs });
   const dataSource = new DataSource({
     ...options,
-    migrations: [...(options.migrations as string[]), ...listOf(locking.migrations)],
+    migrations: [...(options.migrations as string[]), ...listOf(run.migrations)],
   });
   await dataSource.initialize();
   try {
@@ -62,9 +62,9 @@ export async function applyMigrations(
         await dataSource.runMigrations({ transaction: 'each' });
         return pending;
       } catch (error) {
-        if (!isLockTimeout(error) || attempt > locking.retries) throw error;
+        if (!isLockTimeout(error) || attempt > run.retries) throw error;
         const pauseMs = retryPauseMs(attempt);
-        locking.onRetry?.({ attempt, pauseMs, error });
+        run.onRetry?.({ attempt, pauseMs, error });
         await sleep(pauseMs);
       }
     }

@@ -6,7 +6,7 @@
  */
 import 'reflect-metadata';
 import { InvalidEnvironmentError } from '../config/settings';
-import { applyMigrations, migrationLockingOf } from './apply-migrations';
+import { applyMigrations, migrationRunOf } from './apply-migrations';
 import { databaseSettingsOf } from './data-source-options';
 import { databaseSettings } from './database.settings';
 
@@ -17,7 +17,7 @@ async function migrate(): Promise<void> {
     env.DATABASE_URL,
     // Migrations may rewrite a large table: no per-statement limit, but a short wait for locks.
     databaseSettingsOf(env, { statementTimeoutMs: 0 }),
-    migrationLockingOf(env, {
+    migrationRunOf(env, {
       onRetry: ({ attempt, pauseMs, error }) =>
         process.stdout.write(
           `Gave up waiting for a lock (${error.message}): try ${attempt + 1} of ${env.MIGRATION_RETRIES + 1} in ${pauseMs} ms\n`,
