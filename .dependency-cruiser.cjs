@@ -14,7 +14,7 @@ const MAY_IMPORT = {
   plans: [],
   tracing: [],
   redis: ['config'],
-  metrics: ['common', 'config', 'platform'],
+  metrics: ['common', 'config', 'database', 'platform'],
   database: ['common', 'config', 'platform'],
   audit: ['common', 'database'],
   // Features.

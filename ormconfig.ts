@@ -1,5 +1,6 @@
 /**
- * DataSource for the TypeORM CLI (`npm run migration:run`, `migration:generate`, `migration:revert`).
+ * DataSource for the TypeORM CLI (`npm run migration:generate`, `migration:revert`; `migration:run`
+ * is `src/database/migrate.ts`, which retries a migration that waited too long for a lock).
  * It targets DATABASE_URL, validated like the server's configuration.
  */
 import 'reflect-metadata';
@@ -16,5 +17,9 @@ if (!env.DATABASE_URL) {
 }
 
 export default new DataSource(
-  dataSourceOptions(env.DATABASE_URL, databaseSettingsOf(env, { poolSize: 2 })),
+  dataSourceOptions(
+    env.DATABASE_URL,
+    // As `npm run migration:run` waits for locks (without its retries: run a revert again).
+    databaseSettingsOf(env, { poolSize: 2, lockTimeoutMs: env.MIGRATION_LOCK_TIMEOUT_MS }),
+  ),
 );

@@ -1,7 +1,7 @@
 import type { Logger as PinoLogger } from 'pino';
 import { type HttpSettings, httpSettings } from './common/http/http.settings';
 import { InvalidEnvironmentError, validateEnvironment } from './config/environment';
-import { applyMigrations } from './database/apply-migrations';
+import { applyMigrations, migrationRunOf } from './database/apply-migrations';
 import { databaseSettingsOf } from './database/data-source-options';
 import { type DatabaseEnvironment, databaseSettings } from './database/database.settings';
 import { EmbeddedDatabase, embeddedDatabaseInstalled } from './database/embedded/embedded-database';
@@ -71,6 +71,16 @@ async function startEmbeddedDatabase(
   });
   // As production does it: the schema's owner migrates, the service connects as the runtime
   // role, which can neither change the schema nor alter the audit trail.
-  await applyMigrations(embedded.migrateUrl, databaseSettingsOf(env, { statementTimeoutMs: 0 }));
+  await applyMigrations(
+    embedded.migrateUrl,
+    databaseSettingsOf(env, { statementTimeoutMs: 0 }),
+    migrationRunOf(env, {
+      onRetry: ({ attempt, pauseMs, error }) =>
+        startupLog.warn(
+          { attempt, pauseMs, err: error },
+          `A migration waited too long for a lock: trying again in ${pauseMs} ms`,
+        ),
+    }),
+  );
   return embedded;
 }

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
 import { environmentVariableNames, validateEnvironment } from '../src/config/environment';
-import { dataSourceOptions, MIGRATION_FILES } from '../src/database/data-source-options';
+import { applyMigrations } from '../src/database/apply-migrations';
 import { api, expectErrorBody } from './support/client';
 import { describeWithBinary } from './support/system-binary';
 import { testAppPerSuite, twoInstancesPerSuite } from './support/suite-app';
@@ -27,22 +26,12 @@ const limitOf = (res: { headers: Record<string, string> }): [number, number] => 
  * beside the service's: what the glob of src/<feature>/migrations does for a module under src/.
  */
 async function migrateWithFixture(databaseUrl: string): Promise<string[]> {
-  const options = dataSourceOptions(databaseUrl, {
-    connectTimeoutMs: 5_000,
-    statementTimeoutMs: 0,
-    poolSize: 1,
-  });
-  const dataSource = new DataSource({
-    ...options,
-    entities: [],
-    migrations: [MIGRATION_FILES, join(FIXTURE, 'migrations', '*.{ts,js}')],
-  });
-  await dataSource.initialize();
-  try {
-    return (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name);
-  } finally {
-    await dataSource.destroy();
-  }
+  const applied = await applyMigrations(
+    databaseUrl,
+    { connectTimeoutMs: 5_000, statementTimeoutMs: 0, poolSize: 1 },
+    { lockTimeoutMs: 3_000, retries: 10, migrations: [join(FIXTURE, 'migrations', '*.{ts,js}')] },
+  );
+  return applied.map((m) => m.name);
 }
 
 /**

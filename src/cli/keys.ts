@@ -21,7 +21,7 @@ import { issuedJson, keyJson, rotationJson } from '../auth/key-json';
 import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
 import { databaseSettings } from '../database/database.settings';
-import { applyMigrations } from '../database/apply-migrations';
+import { applyMigrations, migrationRunOf } from '../database/apply-migrations';
 import { databaseSettingsOf, dataSourceOptions } from '../database/data-source-options';
 import { EmbeddedDatabase } from '../database/embedded/embedded-database';
 import { Command, expiryDate, parseCommand } from './keys-command';
@@ -153,6 +153,7 @@ async function main(argv: string[]): Promise<number> {
       await applyMigrations(
         embedded.migrateUrl,
         databaseSettingsOf(env, { statementTimeoutMs: 0 }),
+        migrationRunOf(env),
       );
     }
     await dataSource.initialize();

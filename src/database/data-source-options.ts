@@ -7,6 +7,8 @@ export interface DatabaseSettings {
   connectTimeoutMs: number;
   statementTimeoutMs: number;
   poolSize: number;
+  /** How long a statement waits for a lock; the statement timeout unless told (migrations). */
+  lockTimeoutMs?: number;
 }
 
 export const APPLICATION_NAME = 'store-orders-service';
@@ -64,7 +66,7 @@ export function dataSourceOptions(
       // prompt 503 instead of a hung request.
       connectionTimeoutMillis: settings.connectTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
-      lock_timeout: settings.statementTimeoutMs,
+      lock_timeout: settings.lockTimeoutMs ?? settings.statementTimeoutMs,
       idle_in_transaction_session_timeout: settings.statementTimeoutMs * 2,
       keepAlive: true,
     },

@@ -7,6 +7,7 @@ import { databaseSettings, type DatabaseEnvironment } from './database.settings'
 import { DatabaseErrorsHook } from './database-errors.hook';
 import { DatabasePools } from './database-pools';
 import { PoolClientErrorListener } from './pool-client-errors.listener';
+import { SchemaVersion } from './schema-version';
 
 @Module({})
 export class DatabaseModule {
@@ -31,9 +32,10 @@ export class DatabaseModule {
           }),
         }),
       ],
-      providers: [PoolClientErrorListener, DatabaseErrorsHook, DatabasePools],
-      // Pools of their own for the features that need one (`DatabasePools.createPool`).
-      exports: [DatabasePools],
+      providers: [PoolClientErrorListener, DatabaseErrorsHook, DatabasePools, SchemaVersion],
+      // Pools of their own for the features that need one (`DatabasePools.createPool`); the
+      // schema's latest migration, checked at start.
+      exports: [DatabasePools, SchemaVersion],
       global: true,
     };
   }

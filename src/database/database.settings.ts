@@ -25,6 +25,18 @@ export const databaseSettings = defineSettings('database', {
     description:
       "connections per instance in its pool (each instance opens one more for [key changes](keys.md#how-soon-a-change-reaches-every-instance), up to `PAGE_POOL_SIZE` for v2's pages, and six while it [delivers webhooks](webhooks.md#running-it))",
   },
+  MIGRATION_LOCK_TIMEOUT_MS: {
+    rule: integer({ min: 10 }),
+    default: 3000,
+    description:
+      'how long any one migration statement may wait for a lock before it gives up (and the migration is tried again): the longest a request can queue behind a waiting migration',
+  },
+  MIGRATION_RETRIES: {
+    rule: integer({ min: 0, max: 100 }),
+    default: 10,
+    description:
+      'times a migration that gave up waiting for a lock is tried again, with a growing pause between tries, before the migration run fails',
+  },
   EMBEDDED_DATABASE_DIR: {
     rule: text(),
     default: './.data',

@@ -2,9 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { SchemaVersion } from '../database/schema-version';
 import { pgPoolOf } from '../platform/pg-pool';
 import { RequestMetrics } from './request-metrics';
+
+/** The package's version (`package.json`, above `src/` and `dist/` alike). */
+const RELEASE = (
+  JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 /** Latency buckets in seconds: from a cached-looking 5 ms to a 100,000-order list. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -41,7 +51,7 @@ export class MetricsService {
   private readonly requests: RequestMetrics;
   private observed = 0;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource, schema: SchemaVersion) {
     // Registered here, after the counters above: the exposition's order.
     this.requests = new RequestMetrics(
       this.registry,
@@ -76,6 +86,16 @@ export class MetricsService {
       collect() {
         const p = pool();
         if (p) this.set(p.waitingCount);
+      },
+    });
+    new Gauge({
+      name: 'store_orders_build_info',
+      help: "The release this instance runs (package version) and the database schema's latest applied migration",
+      labelNames: ['version', 'schema'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.set({ version: RELEASE, schema: schema.latest }, 1);
       },
     });
     collectDefaultMetrics({ register: this.registry });

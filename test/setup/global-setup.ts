@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options';
+import { applyMigrations } from '../../src/database/apply-migrations';
 import {
   Cluster,
   ENV,
@@ -78,13 +77,9 @@ export default async function globalSetup(): Promise<void> {
 }
 
 async function migrate(url: string): Promise<void> {
-  const dataSource = new DataSource(
-    dataSourceOptions(url, { connectTimeoutMs: 5000, statementTimeoutMs: 30000, poolSize: 1 }),
+  await applyMigrations(
+    url,
+    { connectTimeoutMs: 5000, statementTimeoutMs: 30000, poolSize: 1 },
+    { lockTimeoutMs: 3000, retries: 10 },
   );
-  await dataSource.initialize();
-  try {
-    await dataSource.runMigrations({ transaction: 'each' });
-  } finally {
-    await dataSource.destroy();
-  }
 }
