@@ -82,6 +82,23 @@ describe('what Node answers before Express (a real process, its log captured)', 
     expect(answer.answeredAfterMs).toBeLessThan(10_000);
   });
 
+  it('answers an anonymous request followed by garbage bytes once, logging no error', async () => {
+    const before = app.json().length;
+    const answer = await rawExchange(
+      url,
+      'GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nX-Request-Id: trailing-garbage\r\n\r\n\x01\x02GARBAGE\r\n\r\n',
+    );
+    // The bytes arrive at once: Node's parser refuses the garbage before the guards answer 401,
+    // and answers through the request's own response.
+    await expectAnswered(answer, 400, 'BAD_REQUEST');
+    // The guards went on after that answer; a request sent after it shows they are done.
+    await httpRequest(`${url}/health/live`, { headers: { 'X-Request-Id': 'after-garbage' } });
+    await app.waitFor(/"id":"after-garbage"/);
+    const lines = app.json().slice(before);
+    expect(lines.filter((l) => Number(l.level) >= 50)).toEqual([]);
+    expect(app.output()).not.toContain('Cannot set headers after they are sent');
+  });
+
   it('logs no key, wherever the client put it', async () => {
     const auth = await bearerFor(databaseUrl);
     const key = generateApiKey();

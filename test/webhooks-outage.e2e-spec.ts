@@ -3,6 +3,7 @@
  * all reach the receiver once it is back. On a cluster of this file's own (started by the global
  * setup), so that no other suite sees it stop.
  */
+import { PinoLogger } from 'nestjs-pino';
 import request from 'supertest';
 import { createAdminApp } from '../src/admin/admin-app';
 import { ENV, pgCtl } from './setup/clusters';
@@ -12,7 +13,13 @@ import { createTestApp } from './support/test-app';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 describe('webhooks and a PostgreSQL outage', () => {
-  it('loses nothing when the database is down for 30 s', async () => {
+  it('loses nothing when the database is down for 30 s, and says so once at warn', async () => {
+    const warned = jest.spyOn(PinoLogger.prototype, 'warn');
+    const errored = jest.spyOn(PinoLogger.prototype, 'error');
+    const said = (spy: jest.SpyInstance, pattern: RegExp) =>
+      (spy.mock.calls as unknown[][]).filter((args) =>
+        args.some((a) => typeof a === 'string' && pattern.test(a)),
+      );
     const databaseUrl = process.env[ENV.webhooksOutageUrl] ?? '';
     const dataDir = process.env[ENV.webhooksOutageDataDir] ?? '';
     const port = new URL(databaseUrl).port;
@@ -81,6 +88,9 @@ describe('webhooks and a PostgreSQL outage', () => {
           90_000,
         );
         expect(statuses).toEqual([{ status: 'delivered', n: 20 }]);
+        // pg-boss failed every poll for 30 s: the log says it once, at warn, not at error.
+        expect(said(warned, /^webhook queue cannot reach the database/)).toHaveLength(1);
+        expect(said(errored, /webhook queue/)).toHaveLength(0);
       } finally {
         await admin.close();
         await t.close();

@@ -15,7 +15,7 @@ import type { AuditActor } from '../audit/audit-event';
 import { RequestActor } from '../auth/request-actor.decorator';
 import { RequireScope } from '../auth/scopes';
 import { ApiException } from '../common/errors/api.exception';
-import { CommonErrors } from '../common/errors/error-code';
+import { CommonErrors, errorCodeForStatus } from '../common/errors/error-code';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
 import {
   DEFAULT_GRACE_SECONDS,
@@ -24,6 +24,7 @@ import {
   InvalidWebhookRequestError,
   isDeliveryStatus,
   MAX_PAGE,
+  WebhookLimitError,
   WebhookNotFoundError,
   WebhooksService,
 } from '../webhooks/webhooks.service';
@@ -44,6 +45,9 @@ import {
 } from './admin-webhook.schema';
 import { AdminErrors } from './admin.errors';
 
+/** A new endpoint past the service's limit: a plain 409, as a stock `ConflictException`. */
+const LIMIT_REACHED = errorCodeForStatus(HttpStatus.CONFLICT);
+
 /** The service's refusals, as the admin API answers them. */
 async function answered<T>(call: () => Promise<T>): Promise<T> {
   try {
@@ -54,6 +58,9 @@ async function answered<T>(call: () => Promise<T>): Promise<T> {
     }
     if (error instanceof DeliveryNotFoundError) {
       throw new ApiException(WebhookErrors.DELIVERY_NOT_FOUND, error.message);
+    }
+    if (error instanceof WebhookLimitError) {
+      throw new ApiException(LIMIT_REACHED, error.message);
     }
     if (error instanceof InvalidWebhookRequestError) {
       throw new ApiException(AdminErrors.INVALID_BODY, error.message);
@@ -168,6 +175,10 @@ export class AdminWebhooksController {
       type: AdminWebhookWithSecretSchema,
     },
     [HttpStatus.BAD_REQUEST]: INVALID,
+    [HttpStatus.CONFLICT]: {
+      description: 'The service already holds `WEBHOOK_MAX_ENDPOINTS` endpoints.',
+      codes: [LIMIT_REACHED],
+    },
     [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
   async create(

@@ -14,18 +14,35 @@ describe('text for the terminal', () => {
     expect(printable('a\u202eb\u202ac\u2066d\u2069e')).toBe('a\\u202eb\\u202ac\\u2066d\\u2069e');
   });
 
+  it('writes out the bidirectional marks and the line and paragraph separators', () => {
+    expect(printable('a\u200fb\u061cc\u200ed\u2028e\u2029f')).toBe(
+      'a\\u200fb\\u061cc\\u200ed\\u2028e\\u2029f',
+    );
+    const json = terminalJson({ name: 'x\u200f\u061c\u2028' });
+    expect(json).toBe('{"name":"x\\u200f\\u061c\\u2028"}');
+  });
+
   it('leaves any other text as it is', () => {
     const text = 'Acme shop – Zürich 東京 🛒 \\x1b ~';
     expect(printable(text)).toBe(text);
     expect(hasControlCharacter(text)).toBe(false);
   });
 
-  it.each(['\u0000', '\t', '\n', '\u001b', '\u007f', '\u0085', '\u009f', '\u202e', '\u2067'])(
-    'finds %j',
-    (char) => {
-      expect(hasControlCharacter(`name${char}`)).toBe(true);
-    },
-  );
+  it.each([
+    '\u0000',
+    '\t',
+    '\n',
+    '\u001b',
+    '\u007f',
+    '\u0085',
+    '\u009f',
+    '\u202e',
+    '\u2067',
+    '\u200f',
+    '\u2028',
+  ])('finds %j', (char) => {
+    expect(hasControlCharacter(`name${char}`)).toBe(true);
+  });
 
   it('gives JSON that parses back to the same value, with none of them raw', () => {
     const value = { name: `${hostile}\u007f\u009b\u202e`, plain: 'Zürich' };

@@ -109,12 +109,17 @@ export class EventRelay {
   start(boss: PgBoss, consumers: readonly Consumer[]): void {
     this.stopped = false;
     this.running = (async () => {
+      let failing = false;
       while (!this.stopped) {
         let wait = RELAY_POLL_MS;
         try {
           if ((await this.relayOnce(boss, consumers)) === RELAY_BATCH) wait = 0;
+          if (failing) this.logger.info('the event relay reaches the database again');
+          failing = false;
         } catch (error) {
-          this.logger.warn({ err: error }, 'the event relay failed; trying again');
+          // Said once an outage: every try fails while the database is away.
+          if (!failing) this.logger.warn({ err: error }, 'the event relay failed; it tries again');
+          failing = true;
           wait = RELAY_BACKOFF_MS;
         }
         if (wait > 0) {

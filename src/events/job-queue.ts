@@ -36,8 +36,17 @@ export interface JobQueueOptions {
 export class JobQueue {
   private starting: Promise<PgBoss> | undefined;
   private boss: PgBoss | undefined;
+  /** Whether the queue's last word was an error, until something shows the database is back. */
+  private failing = false;
 
   constructor(private readonly options: JobQueueOptions) {}
+
+  /** The database answered a user of the queue again after the queue's errors: said once. */
+  answered(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.options.logger.info('webhook queue reaches the database again');
+  }
 
   /** The started instance. */
   async started(): Promise<PgBoss> {
@@ -62,8 +71,14 @@ export class JobQueue {
       queueCacheIntervalSeconds: SUPERVISE_SECONDS,
       monitorIntervalSeconds: SUPERVISE_SECONDS,
     });
+    // pg-boss reports every failed poll while the database is away: one line an outage.
     boss.on('error', (error: unknown) => {
-      this.options.logger.error({ err: error }, 'job queue error');
+      if (this.failing) return;
+      this.failing = true;
+      this.options.logger.warn(
+        { err: error },
+        'webhook queue cannot reach the database: deliveries and consumers wait until it answers again',
+      );
     });
     await boss.start();
     this.boss = boss;

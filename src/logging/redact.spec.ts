@@ -247,3 +247,41 @@ describe('redactDeep (logged errors)', () => {
     });
   });
 });
+
+describe('a key in compatibility forms (fullwidth)', () => {
+  /** `text` in fullwidth forms: `sk_` is `ｓｋ＿`. */
+  const fullwidth = (text: string): string =>
+    Array.from(text, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)).join('');
+  const wide = fullwidth(KEY);
+  /** As Node hands a url's raw bytes over: its UTF-8, one character a byte. */
+  const raw = Buffer.from(wide, 'utf8').toString('latin1');
+
+  it('is redacted in a path segment and a query value, raw or percent-encoded', () => {
+    for (const url of [
+      `/v1/store/orders/${raw}`,
+      `/v1/store/orders/${encodeURIComponent(wide)}`,
+      `/v1/store/orders?q=${encodeURIComponent(wide)}`,
+      `/v1/store/orders?q=${raw}`,
+      `/v1/store/orders/${encodeURIComponent(fullwidth(SECRET_PART))}`,
+    ]) {
+      const shown = redactUrl(url);
+      expect(shown).toContain(REDACTED);
+      expect(shown).not.toContain(raw);
+      expect(shown).not.toContain(encodeURIComponent(wide).slice(0, 30));
+    }
+  });
+
+  it('is a secret as a request id, and redacted from free text', () => {
+    expect(mayBeSecret(wide)).toBe(true);
+    expect(mayBeSecret(fullwidth(SECRET_PART))).toBe(true);
+    const text = redactKeys(`no key ${wide} here`);
+    expect(text).not.toContain(wide);
+    expect(text).not.toContain(SECRET_PART);
+  });
+
+  it('leaves other text beyond ASCII as it is', () => {
+    expect(redactUrl('/v1/store/orders?q=Zürich')).toBe('/v1/store/orders?q=Zürich');
+    expect(redactKeys('Zürich 東京')).toBe('Zürich 東京');
+    expect(mayBeSecret('東京-Zürich')).toBe(false);
+  });
+});

@@ -10,8 +10,25 @@ export const REDACTED = '[REDACTED]';
 const KEY_SHAPED = /sk[-_]?[0-9a-z]{8,}/i;
 const KEY_SHAPED_ALL = new RegExp(KEY_SHAPED.source, 'gi');
 
-/** What to look closer at: a key's prefix, or a percent-encoding that could hide one. */
-const SUSPECT = /sk|%/i;
+/**
+ * What to look closer at: a key's prefix, a percent-encoding that could hide one, or any character
+ * beyond ASCII (a key spelled in fullwidth or other compatibility forms: `ｓｋ＿…`).
+ */
+const SUSPECT = /sk|%|[\u0080-\uffff]/i;
+
+const BEYOND_ASCII = /[\u0080-\uffff]/;
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
+
+/**
+ * `text` as its compatibility form (NFKC: fullwidth `ｓｋ＿Ａｂ１` is `sk_Ab1`), reading a text
+ * of single bytes (a raw or percent-decoded url) as the UTF-8 it was sent in first. A key spelled
+ * in other forms is still the key to a reader of the log.
+ */
+function compatible(text: string): string {
+  if (!BEYOND_ASCII.test(text)) return text;
+  const utf8 = BEYOND_LATIN1.test(text) ? text : Buffer.from(text, 'latin1').toString('utf8');
+  return utf8.normalize('NFKC');
+}
 
 const PERCENT_ENCODED = /%([0-9a-f]{2})/gi;
 
@@ -71,7 +88,7 @@ export function hidesKey(text: string): boolean {
   if (!SUSPECT.test(text)) return false;
   let decoded = text;
   for (let pass = 0; pass <= MAX_DECODINGS; pass++) {
-    if (KEY_SHAPED.test(decoded)) return true;
+    if (KEY_SHAPED.test(decoded) || KEY_SHAPED.test(compatible(decoded))) return true;
     const next = decodeOnce(decoded);
     if (next === decoded) return false;
     decoded = next;
@@ -121,7 +138,7 @@ function isSecretParameter(name: string): boolean {
  * a key's body ({@link holdsKeyBody}).
  */
 function mayHoldKey(part: string): boolean {
-  return hidesKey(part) || holdsKeyBody(percentDecoded(part));
+  return hidesKey(part) || holdsKeyBody(compatible(percentDecoded(part)));
 }
 
 /** A query's `name=value` (or a bare `name`), with the name, the value or both redacted. */
@@ -170,7 +187,7 @@ export function redactUrl(url: string): string {
  */
 export function redactKeys(text: string): string {
   if (!SUSPECT.test(text)) return text;
-  const shown = text.replace(KEY_SHAPED_ALL, REDACTED);
+  const shown = compatible(text).replace(KEY_SHAPED_ALL, REDACTED);
   return hidesKey(shown) ? REDACTED : shown;
 }
 
@@ -180,7 +197,8 @@ export function redactKeys(text: string): string {
  * and digits in all, in both cases). A UUID, a hex trace id, a ULID or a nanoid is not.
  */
 export function mayBeSecret(token: string): boolean {
-  return KEY_SHAPED.test(token) || holdsKeyBody(token);
+  const text = compatible(token);
+  return KEY_SHAPED.test(text) || holdsKeyBody(text);
 }
 
 /** Deepest an error's properties are followed: errors nest (`cause`, a driver's error). */

@@ -27,6 +27,29 @@ describe('refusedAddress', () => {
     '::ffff:7f00:1',
     '::ffff:0:10.0.0.1',
     '::127.0.0.1',
+    // Ranges that are not global unicast, beyond the private ones.
+    '198.18.0.1',
+    '198.19.255.254',
+    '192.0.0.1',
+    '192.0.2.1',
+    '192.88.99.1',
+    '198.51.100.7',
+    '203.0.113.9',
+    'fec0::1',
+    '2001:db8::1',
+    '100::1',
+    '4000::1',
+    // IPv6 forms that carry a refused IPv4 address.
+    '64:ff9b::169.254.169.254',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::10.0.0.1',
+    '64:ff9b:1:a9fe:a9:fe00::',
+    '2002:7f00:1::',
+    '2002:a9fe:a9fe::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    '2001:0:7f00:1:8000:63bf:3f57:fefd',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
   ])('refuses %s', (address) => {
     expect(refusedAddress(address)).toMatch(/is not a public address/);
   });
@@ -39,6 +62,9 @@ describe('refusedAddress', () => {
     '172.32.0.1',
     '2606:4700::1111',
     '::ffff:93.184.216.34',
+    '64:ff9b::93.184.216.34',
+    '2002:5db8:d822::1',
+    '2001:0:4136:e378:8000:63bf:a247:27dd',
   ])('accepts the public address %s', (address) => {
     expect(refusedAddress(address)).toBeUndefined();
   });
@@ -56,6 +82,13 @@ describe('checkedAddresses', () => {
     await expect(
       checkedAddresses(resolver(['93.184.216.34', '10.0.0.5']), 'hooks.example.test', false),
     ).rejects.toThrow('hooks.example.test resolves to 10.0.0.5 is not a public address');
+    await expect(
+      checkedAddresses(
+        resolver(['2606:4700::1111', '64:ff9b::7f00:1']),
+        'hooks.example.test',
+        false,
+      ),
+    ).rejects.toThrow('resolves to 64:ff9b::7f00:1 is not a public address');
   });
 
   it('answers every address of a public name, and any when private networks are allowed', async () => {

@@ -188,7 +188,10 @@ export class WebhookDeliverer {
     const read = () => {
       pending ??= parts.db
         .query(PENDING_SQL)
-        .then((rows: { pending: number; oldest: number }[]) => (last = rows[0]))
+        .then((rows: { pending: number; oldest: number }[]) => {
+          parts.queue.answered();
+          return (last = rows[0]);
+        })
         .catch(() => last)
         .finally(() => setTimeout(() => (pending = undefined), 100));
       return pending;
@@ -236,6 +239,7 @@ export class WebhookDeliverer {
           burstWhenBatchFull: true,
         },
         async (jobs) => {
+          this.parts.queue.answered();
           await this.attempt(jobs.map((job) => job.data.deliveryId));
         },
       );
@@ -396,16 +400,22 @@ export class WebhookDeliverer {
         resolver: this.parts.resolver,
         timeoutMs: settings.WEBHOOK_TIMEOUT_MS,
         allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+        allowHttp: settings.WEBHOOK_ALLOW_HTTP === 'true',
       },
     );
   }
 
-  /** The wait before attempt n + 1 after n failed ones, ±10 %; undefined after the last. */
-  private retryDelayMs(attempts: number): number | undefined {
+  /**
+   * The wait before attempt n + 1 after n failed ones, ±10 %; undefined after the last. A
+   * receiver's `Retry-After` (on a 429) is honoured within the schedule's bounds: never sooner than
+   * the schedule's own wait, never later than its longest.
+   */
+  private retryDelayMs(attempts: number, retryAfterSeconds?: number): number | undefined {
     const schedule = this.parts.settings.WEBHOOK_RETRY_SECONDS;
     if (attempts > schedule.length) return undefined;
-    const seconds = schedule[attempts - 1];
-    return Math.round(seconds * 1000 * (0.9 + Math.random() * 0.2));
+    const scheduled = Math.round(schedule[attempts - 1] * 1000 * (0.9 + Math.random() * 0.2));
+    if (retryAfterSeconds === undefined) return scheduled;
+    return Math.min(Math.max(scheduled, retryAfterSeconds * 1000), Math.max(...schedule) * 1000);
   }
 
   /**
@@ -431,7 +441,10 @@ export class WebhookDeliverer {
           [delivery.endpoint_id, this.parts.settings.WEBHOOK_DISABLE_AFTER_HOURS],
         ),
       );
-      const wait = this.retryDelayMs(delivery.attempts);
+      const wait = this.retryDelayMs(
+        delivery.attempts,
+        'retryAfterSeconds' in result ? result.retryAfterSeconds : undefined,
+      );
       const failingLong = failing.length > 0 && failing[0].long;
       if (wait === undefined || failingLong) {
         await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'failed', statusCode, error, null]);

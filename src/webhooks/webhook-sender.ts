@@ -19,24 +19,39 @@ export interface Attempt {
 
 /** What one attempt came to: a status (any), or an error before one. */
 export type AttemptResult =
-  | { ok: boolean; status: number; answer: string }
+  | { ok: boolean; status: number; answer: string; retryAfterSeconds?: number }
   | { ok: false; status?: undefined; error: string };
 
 export interface SenderOptions {
   resolver: WebhookResolver;
   timeoutMs: number;
   allowPrivate: boolean;
+  allowHttp: boolean;
 }
 
-/** A `lookup` for the socket that hands it the addresses already resolved and checked. */
+/**
+ * A `lookup` for the socket that hands it the addresses already resolved and checked. It answers
+ * on a later turn of the event loop, as a real lookup does: a socket whose connect fails at once
+ * (no route to the address) emits its error only after the request listens for it.
+ */
 function lookupOf(addresses: ResolvedAddress[]): LookupFunction {
   return (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all === true) {
-      (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, addresses);
-    } else {
-      callback(null, addresses[0].address, addresses[0].family);
-    }
+    setImmediate(() => {
+      if ((options as { all?: boolean }).all === true) {
+        (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, addresses);
+      } else {
+        callback(null, addresses[0].address, addresses[0].family);
+      }
+    });
   };
+}
+
+/** A `Retry-After` in seconds (a number or an HTTP date), or undefined when there is none. */
+export function retryAfterSeconds(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 /** Agents kept, at most: one per endpoint address in use is the usual need. */
@@ -100,34 +115,62 @@ function keptAnswer(res: IncomingMessage, deadline: Promise<void>): Promise<stri
 
 /**
  * One attempt: the host resolved and every address checked, then a POST to the checked address
- * (never re-resolved by the socket), no redirect followed, an answer's status awaited for at most
- * `timeoutMs`, and at most 1 KiB of its body kept.
+ * (never re-resolved by the socket), no redirect followed, an answer's status awaited, and at most
+ * 1 KiB of its body kept. `timeoutMs` bounds all of it, the lookup included. Every failure, of the
+ * lookup, the connection, TLS or the answer, is the attempt's result: none reaches the caller as
+ * an error.
  */
 export async function sendAttempt(
   attempt: Attempt,
   options: SenderOptions,
 ): Promise<AttemptResult> {
+  const timedOut: AttemptResult = { ok: false, error: `no answer within ${options.timeoutMs} ms` };
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((expire) => {
+    timer = setTimeout(expire, options.timeoutMs);
+  });
+  const progress = { expired: false, answered: false };
+  const posted = post(attempt, options, deadline, progress);
+  try {
+    return await Promise.race([
+      posted,
+      // Until a status comes; after it, the answer's body is read until the deadline.
+      deadline.then(() => {
+        progress.expired = true;
+        return progress.answered ? posted : timedOut;
+      }),
+    ]);
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function post(
+  attempt: Attempt,
+  options: SenderOptions,
+  deadline: Promise<void>,
+  progress: { expired: boolean; answered: boolean },
+): Promise<AttemptResult> {
   const url = new URL(attempt.url);
+  if (url.protocol !== 'https:' && !(options.allowHttp && url.protocol === 'http:')) {
+    return { ok: false, error: `refused: ${url.protocol}// endpoints are not allowed` };
+  }
   let addresses: ResolvedAddress[];
   try {
-    addresses = await checkedAddresses(options.resolver, hostOf(url), options.allowPrivate);
+    addresses = await checkedAddresses(
+      options.resolver,
+      hostOf(url),
+      options.allowPrivate,
+      options.timeoutMs,
+    );
   } catch (error) {
     return { ok: false, error: `refused: ${(error as Error).message}` };
   }
+  if (progress.expired) return { ok: false, error: `no answer within ${options.timeoutMs} ms` };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return await new Promise<AttemptResult>((resolve) => {
-    let settled = false;
-    let answered = false;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((expire) => {
-      timer = setTimeout(expire, options.timeoutMs);
-    });
-    const finish = (result: AttemptResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
-    };
     const req = send(url, {
       method: 'POST',
       headers: { ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
@@ -136,25 +179,32 @@ export async function sendAttempt(
     });
     void deadline.then(() => {
       // A status in time decides the attempt; its body is only read until then.
-      if (answered) return;
-      req.destroy();
-      finish({ ok: false, error: `no answer within ${options.timeoutMs} ms` });
+      if (!progress.answered) req.destroy();
     });
-    req.on('error', (error) => finish({ ok: false, error: error.message }));
+    req.on('error', (error) => resolve({ ok: false, error: error.message }));
     req.on('response', (res) => {
-      answered = true;
+      progress.answered = true;
       const status = res.statusCode ?? 0;
       void keptAnswer(res, deadline).then((answer) => {
         const redirect = status >= 300 && status < 400;
-        finish({
+        const retryAfter = header(res, 'retry-after');
+        resolve({
           ok: status >= 200 && status < 300,
           status,
           answer: redirect
             ? `redirect not followed${res.headers.location ? ` (to ${res.headers.location})` : ''}`
             : answer,
+          ...(status === 429 && retryAfter !== undefined
+            ? { retryAfterSeconds: retryAfterSeconds(retryAfter) }
+            : {}),
         });
       });
     });
     req.end(attempt.body);
   });
+}
+
+function header(res: IncomingMessage, name: string): string | undefined {
+  const value = res.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }

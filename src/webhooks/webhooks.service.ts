@@ -4,7 +4,13 @@ import type { AuditActor } from '../audit/audit-event';
 import type { AuditTrail } from '../audit/audit-trail';
 import type { JobQueue } from '../events/job-queue';
 import { fromBase64url, toBase64url } from '../common/base64url';
-import { checkedAddresses, hostOf, type WebhookResolver } from './webhook-addresses';
+import { isIP } from 'node:net';
+import {
+  checkedAddresses,
+  hostOf,
+  RefusedAddressError,
+  type WebhookResolver,
+} from './webhook-addresses';
 import {
   DELIVERY_COLUMNS,
   deliveryJson,
@@ -41,6 +47,15 @@ export class WebhookNotFoundError extends Error {
 export class DeliveryNotFoundError extends Error {
   constructor(readonly id: string) {
     super(`No delivery with id ${id} for this endpoint`);
+  }
+}
+
+/** A new endpoint past `WEBHOOK_MAX_ENDPOINTS`. */
+export class WebhookLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(
+      `This service already has ${limit} webhook endpoints, its limit (WEBHOOK_MAX_ENDPOINTS): remove one first`,
+    );
   }
 }
 
@@ -122,7 +137,12 @@ export class WebhooksService {
         this.settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
       );
     } catch (error) {
-      throw new InvalidWebhookRequestError('url', (error as Error).message);
+      // A name's addresses are not told: what an internal name resolves to is not the caller's.
+      const message =
+        error instanceof RefusedAddressError && isIP(error.host) === 0
+          ? `${error.host} resolves to an address that is not public`
+          : (error as Error).message;
+      throw new InvalidWebhookRequestError('url', message);
     }
   }
 
@@ -165,16 +185,26 @@ export class WebhooksService {
     await this.checkUrl(body.url);
     const events = this.checkEvents(body.events);
     const secret = newSecret();
-    const rows = await this.db.transaction(async (manager) => {
-      const made: EndpointRow[] = await manager.query(
-        `INSERT INTO webhook_endpoints (url, events, description, secret)
-         VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT_COLUMNS}`,
-        [body.url, events, body.description ?? null, this.secrets.seal(secret)],
+    const limit = this.settings.WEBHOOK_MAX_ENDPOINTS;
+    return await this.db.transaction(async (manager) => {
+      // One new endpoint at a time, so that two at once cannot both pass the limit.
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints'))`);
+      const [{ count }] = returnedRows<{ count: number }>(
+        await manager.query(
+          `SELECT count(*)::int AS count FROM webhook_endpoints WHERE removed_at IS NULL`,
+        ),
       );
-      await this.audited(manager, WebhookAuditActions.CREATED, made[0].id, actor);
-      return made;
+      if (count >= limit) throw new WebhookLimitError(limit);
+      const rows = returnedRows<EndpointRow>(
+        await manager.query(
+          `INSERT INTO webhook_endpoints (url, events, description, secret)
+           VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT_COLUMNS}`,
+          [body.url, events, body.description ?? null, this.secrets.seal(secret)],
+        ),
+      );
+      await this.audited(manager, WebhookAuditActions.CREATED, rows[0].id, actor);
+      return { ...endpointJson(rows[0]), secret };
     });
-    return { ...endpointJson(rows[0]), secret };
   }
 
   async change(

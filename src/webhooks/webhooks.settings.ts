@@ -40,11 +40,17 @@ export const webhooksSettings = defineSettings('webhooks', {
     default: 10,
     description: 'attempts this instance makes at once, at most',
   },
+  WEBHOOK_MAX_ENDPOINTS: {
+    rule: integer({ min: 1, max: 10000 }),
+    default: 100,
+    description:
+      'webhook endpoints the service holds at most (removed ones not counted); adding one more is refused with 409 `CONFLICT`',
+  },
   WEBHOOK_TIMEOUT_MS: {
     rule: integer({ min: 100, max: 300000 }),
     default: 10000,
     description:
-      'time an endpoint has to answer an attempt with its status (ms); later is a failed attempt',
+      "time an attempt has, from looking up the endpoint's host name to the answer's status (ms); later is a failed attempt",
   },
   WEBHOOK_RETRY_SECONDS: {
     rule: secondsList(),

@@ -41,6 +41,10 @@ export class AllExceptionsFilter implements ExceptionFilter, OnModuleInit {
   }
 
   private async respond(exception: unknown, req: Request, res: Response): Promise<void> {
+    if (res.writableEnded) {
+      this.afterTheAnswer(exception, req);
+      return;
+    }
     let error = this.toApiException(exception, req);
     for (const hook of this.beforeResponse) {
       if (res.headersSent) break;
@@ -55,6 +59,20 @@ export class AllExceptionsFilter implements ExceptionFilter, OnModuleInit {
     }
     for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
     res.status(error.getStatus()).json(error.toBody());
+  }
+
+  /**
+   * An error from a request whose answer was already sent whole: Node's parser answered it
+   * (malformed bytes after the request on the same connection), or a step went on after the
+   * answer. The client has its answer; a step that only found the headers sent is not news.
+   */
+  private afterTheAnswer(exception: unknown, req: Request): void {
+    const code = (exception as { code?: unknown } | null)?.code;
+    if (code === 'ERR_HTTP_HEADERS_SENT') {
+      this.logger.debug({ reqId: req.id, code }, 'a step ran after the answer was sent');
+      return;
+    }
+    this.logger.warn({ err: exception, reqId: req.id }, 'error after the answer was sent');
   }
 
   private toApiException(exception: unknown, req: Request): ApiException {
