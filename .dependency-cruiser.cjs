@@ -26,8 +26,11 @@ const MAY_IMPORT = {
   health: ['auth', 'common', 'config', 'database', 'metrics', 'redis'],
   orders: ['audit', 'auth', 'common', 'config', 'database', 'openapi', 'platform'],
   cli: ['audit', 'auth', 'common', 'config', 'database', 'plans'],
-  // Events and webhooks: the audit trail's events, with the objects (orders, keys) they are about.
-  webhooks: ['audit', 'auth', 'common', 'config', 'database', 'metrics', 'orders', 'platform'],
+  // The relay of committed audit events to the consumers modules declare, and pg-boss.
+  events: ['audit', 'common', 'config', 'database', 'metrics', 'platform'],
+  // Webhooks: a consumer of the relayed events (their objects as the emitting modules declare
+  // them), and a scope of their own (auth's declarations).
+  webhooks: ['audit', 'auth', 'common', 'config', 'database', 'events', 'metrics', 'platform'],
   // The admin application: the API application's setup (app.setup.ts) and the features it serves.
   admin: [
     'app',

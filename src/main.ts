@@ -9,13 +9,15 @@ import { createAdminListener } from './admin/admin-listener';
 import { configureApp, createHttpAdapter } from './app.setup';
 import { boundAddress } from './common/http/bound-address';
 import type { HttpSettings } from './common/http/http.settings';
+import { eventsSettings, runsApi } from './events/events.settings';
 import { createRootLogger } from './logging/logging.module';
 import { loadEnvironment } from './main.environment';
 import { exitAfterTheLog, shutDownOnSignals } from './main.shutdown';
 
 /**
  * The service's start: the environment (settings, the database), the API's application, the
- * admin API's beside it, the shutdown at SIGTERM, then the listeners.
+ * admin API's beside it, the shutdown at SIGTERM, then the listeners. A process without the `api`
+ * role (`SERVICE_ROLES=worker`) listens on neither: it relays, consumes and delivers.
  */
 async function bootstrap(): Promise<void> {
   const { http, databaseUrl, embedded } = await loadEnvironment();
@@ -28,8 +30,14 @@ async function bootstrap(): Promise<void> {
   const logger = api.get(Logger);
   const exit = exitAfterTheLog(api);
   warnOfTrustProxy(http, logger);
-  const admin = await createAdminListener(api);
+  const serves = runsApi(eventsSettings.read(process.env));
+  const admin = serves ? await createAdminListener(api) : undefined;
   shutDownOnSignals({ api, admin, embedded }, exit);
+  if (!serves) {
+    await api.init();
+    logger.log('Store Orders Service started as a worker only (SERVICE_ROLES)', 'Bootstrap');
+    return;
+  }
   await listen(api, http, logger);
   await admin?.listen(logger);
 }

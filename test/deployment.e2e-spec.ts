@@ -77,17 +77,33 @@ function instruction(name: 'CMD' | 'HEALTHCHECK'): string[] {
 }
 
 const appServices = Object.entries(compose.services).filter(([, s]) => s.image === APP_IMAGE);
-const servingServices = appServices.filter(([name]) => name !== 'migrate');
+/** The API instances behind nginx; the worker, from the same image, serves no HTTP. */
+const servingServices = appServices.filter(([name]) => name !== 'migrate' && name !== 'worker');
+const workingServices = appServices.filter(([name]) => name !== 'migrate');
 const START_COMMAND = instruction('CMD');
 const MIGRATE_COMMAND = compose.services.migrate.command ?? [];
 
 describe('docker files', () => {
-  it('has PostgreSQL, Redis, a one-shot migration, two app instances behind nginx, Prometheus and Grafana', () => {
+  it('has PostgreSQL, Redis, a one-shot migration, two API instances behind nginx, a worker, Prometheus and Grafana', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['app1', 'app2', 'grafana', 'lb', 'migrate', 'postgres', 'prometheus', 'redis'].sort(),
+      [
+        'app1',
+        'app2',
+        'grafana',
+        'lb',
+        'migrate',
+        'postgres',
+        'prometheus',
+        'redis',
+        'worker',
+      ].sort(),
     );
     expect(servingServices.map(([name]) => name)).toEqual(['app1', 'app2']);
-    for (const [, service] of servingServices) {
+    for (const [name, service] of servingServices) {
+      expect([name, service.environment?.SERVICE_ROLES]).toEqual([name, 'api']);
+    }
+    expect(compose.services.worker.environment?.SERVICE_ROLES).toBe('worker');
+    for (const [, service] of workingServices) {
       expect(service.depends_on?.migrate).toEqual({
         condition: 'service_completed_successfully',
       });
@@ -126,7 +142,7 @@ describe('docker files', () => {
       job.static_configs.flatMap((c) => c.targets),
     );
     expect(targets.sort()).toEqual(
-      servingServices.map(([name, s]) => `${name}:${s.environment?.METRICS_PORT ?? '?'}`).sort(),
+      workingServices.map(([name, s]) => `${name}:${s.environment?.METRICS_PORT ?? '?'}`).sort(),
     );
     expect(prometheus.rule_files).toEqual(['alerts.yml']);
     expect(compose.services.prometheus.volumes).toContain('./prometheus:/etc/prometheus:ro');

@@ -10,6 +10,9 @@ import {
 } from './support/documented-routes';
 import { createTestApp, TestApp } from './support/test-app';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
+import { WidgetRestock } from './fixtures/widgets/widget-restock.consumer';
+import { eventually } from './support/eventually';
+import { insertOrders } from './support/orders';
 
 interface Operation {
   operationId: string;
@@ -120,6 +123,17 @@ describe('a module added by another team (the widgets fixture)', () => {
     const routes = t.app.get(RouteTable).routes;
     expect(routes.filter((route) => route.path.startsWith('/v1/widgets'))).toHaveLength(2);
     expectEveryVersionedRouteDocumented(routes, await servedVersionDocuments(t.http, routes));
+  });
+
+  it("reacts to another module's events from its folder: an order cancelled reaches its consumer", async () => {
+    const [orderId] = await insertOrders(t.db, [{ petId: '7' }]);
+    await api(t).delete(`/v1/store/orders/${orderId}`).expect(204);
+    const restocked = await eventually(
+      () => Promise.resolve([...t.app.get(WidgetRestock).restocked.values()]),
+      (targets) => targets.includes(`order:${orderId}`),
+      10_000,
+    );
+    expect(restocked.filter((target) => target === `order:${orderId}`)).toHaveLength(1);
   });
 });
 

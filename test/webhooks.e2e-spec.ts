@@ -130,12 +130,25 @@ interface DeliveryJson {
   deliveredAt?: string;
 }
 
+/**
+ * The delivery of an event to an endpoint, once there: an event fans out into its deliveries
+ * after its change committed, within the time a delivery has to start.
+ */
 async function deliveryOf(s: Suite, endpointId: string, eventId: string): Promise<DeliveryJson> {
-  const res = await adminCall(s, 'get', `/admin/v1/webhooks/${endpointId}/deliveries?limit=100`);
-  expect(res.status).toBe(200);
-  const found = (res.body as { data: DeliveryJson[] }).data.find((d) => d.eventId === eventId);
-  if (!found) throw new Error(`no delivery of ${eventId}: ${JSON.stringify(res.body)}`);
-  return found;
+  const page = await eventually(
+    async () => {
+      const res = await adminCall(
+        s,
+        'get',
+        `/admin/v1/webhooks/${endpointId}/deliveries?limit=100`,
+      );
+      expect(res.status).toBe(200);
+      return res.body as { data: DeliveryJson[] };
+    },
+    (body) => body.data.some((d) => d.eventId === eventId),
+    5000,
+  );
+  return page.data.find((d) => d.eventId === eventId) as DeliveryJson;
 }
 
 async function settled(

@@ -11,6 +11,8 @@ import {
   VERSION_NEUTRAL,
 } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { AuditActor } from '../audit/audit-event';
+import { RequestActor } from '../auth/request-actor.decorator';
 import { RequireScope } from '../auth/scopes';
 import { ApiException } from '../common/errors/api.exception';
 import { CommonErrors, errorCodeForStatus } from '../common/errors/error-code';
@@ -184,8 +186,11 @@ export class AdminWebhooksController {
     },
     [HttpStatus.PAYLOAD_TOO_LARGE]: BODY_TOO_LARGE,
   })
-  async create(@JsonBody(adminBodyPipe) body: CreateWebhookBody): Promise<Record<string, unknown>> {
-    return await answered(() => this.webhooks.create(body));
+  async create(
+    @JsonBody(adminBodyPipe) body: CreateWebhookBody,
+    @RequestActor() actor: AuditActor,
+  ): Promise<Record<string, unknown>> {
+    return await answered(() => this.webhooks.create(body, actor));
   }
 
   @Patch(':id')
@@ -201,8 +206,9 @@ export class AdminWebhooksController {
   async change(
     @Param('id') id: string,
     @JsonBody(adminBodyPipe) body: ChangeWebhookBody,
+    @RequestActor() actor: AuditActor,
   ): Promise<Record<string, unknown>> {
-    return await answered(() => this.webhooks.change(id, body));
+    return await answered(() => this.webhooks.change(id, body, actor));
   }
 
   @Delete(':id')
@@ -217,8 +223,8 @@ export class AdminWebhooksController {
     [HttpStatus.NO_CONTENT]: { description: 'Removed.' },
     [HttpStatus.NOT_FOUND]: NO_SUCH_WEBHOOK,
   })
-  async remove(@Param('id') id: string): Promise<void> {
-    await answered(() => this.webhooks.remove(id));
+  async remove(@Param('id') id: string, @RequestActor() actor: AuditActor): Promise<void> {
+    await answered(() => this.webhooks.remove(id, actor));
   }
 
   @Post(':id/rotate-secret')
@@ -242,9 +248,10 @@ export class AdminWebhooksController {
   async rotateSecret(
     @Param('id') id: string,
     @JsonBody(adminBodyPipe) body: RotateWebhookSecretBody,
+    @RequestActor() actor: AuditActor,
   ): Promise<Record<string, unknown>> {
     const grace = body.graceSeconds ?? DEFAULT_GRACE_SECONDS;
-    return await answered(() => this.webhooks.rotateSecret(id, grace));
+    return await answered(() => this.webhooks.rotateSecret(id, grace, actor));
   }
 
   @Get(':id/deliveries')

@@ -13,6 +13,8 @@ import { KeyCache } from './key-cache';
 import { KeyChangesFeed } from './key-changes.feed';
 import { KeysService } from './keys.service';
 import { LastUseRecorder } from './last-use-recorder';
+// What events about keys carry, for their consumers.
+import './key.events';
 
 /**
  * API keys: the store; the key cache (with the feed of key changes that keeps it current) and the

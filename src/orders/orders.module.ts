@@ -12,6 +12,8 @@ import { OrdersV2Controller } from './pages/orders-v2.controller';
 import { OrdersService } from './orders.service';
 import { databaseSettings } from '../database/database.settings';
 import { orderSettings } from './orders.settings';
+// What events about orders carry, for their consumers.
+import './order.events';
 
 /**
  * Orders: list them (v1: all at once; v2: filtered, sorted, paged), cancel one. Owns its entity

@@ -5,12 +5,11 @@ import type { PgBoss } from 'pg-boss';
 import type { Pool } from 'pg';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { DataSource, EntityManager } from 'typeorm';
-import { sessionOptions } from '../database/database-pools';
+import type { JobQueue } from '../events/job-queue';
 import type { MetricsService } from '../metrics/metrics.service';
 import type { WebhookResolver } from './webhook-addresses';
 import type { WebhookMessages } from './webhook-messages';
-import { RequestsFirst } from './requests-first';
-import { DELIVERY_QUEUE, QUEUE_SCHEMA } from './webhook-queue';
+import { DELIVERY_QUEUE, queueAttempt } from './webhook-queue';
 import { type SecretBox, signatureHeader } from './webhook-secrets';
 import { type AttemptResult, KEPT_ANSWER_BYTES, sendAttempt } from './webhook-sender';
 import { returnedRows } from './webhook-json';
@@ -134,23 +133,23 @@ export interface DelivererParts {
   messages: WebhookMessages;
   metrics: MetricsService;
   logger: PinoLogger;
-  databaseUrl: string;
+  /** The process's pg-boss. */
+  queue: JobQueue;
+  /** Whether this process makes attempts (a worker); else it only queues them. */
+  delivers: boolean;
 }
 
 /**
  * The sessions of the deliverer's bookkeeping (pg-boss's fetches and completions, the batches'
  * claims, bodies and successes) commit without waiting for their log flush. A crash of PostgreSQL
  * may lose the last of them: a claim, a job's completion or a success then never happened, and
- * the delivery is attempted again (at least once, same `webhook-id`). A change and the deliveries
- * it queues are written by the change's own transaction, which keeps waiting for its flush.
+ * the delivery is attempted again (at least once, same `webhook-id`). The deliveries and their
+ * first jobs are written by the fan-out's transaction, which keeps waiting for its flush.
  */
 export const DELIVERY_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 
 /** The batches' connections: each of the two workers runs one statement at a time. */
 export const DELIVERY_POOL_SIZE = 2;
-
-/** How often pg-boss looks for attempts whose process died (expired jobs), in seconds. */
-const SUPERVISE_SECONDS = 10;
 
 /** How often an idle worker looks for jobs, in seconds: pg-boss's least. */
 const POLL_SECONDS = 0.5;
@@ -167,12 +166,8 @@ export class WebhookDeliverer {
   private readonly userAgent = `store-orders-webhooks/${packageVersion()}`;
   private readonly results: Counter<'result'>;
   private readonly duration: Histogram;
-  private readonly requestsFirst: RequestsFirst;
-  /** Whether the queue's last word was an error, until something shows the database is back. */
-  private queueFailing = false;
 
   constructor(private readonly parts: DelivererParts) {
-    this.requestsFirst = new RequestsFirst(() => parts.metrics.requestsObserved);
     const registry = parts.metrics.registry;
     this.results = new Counter({
       name: 'webhook_deliveries_total',
@@ -194,7 +189,7 @@ export class WebhookDeliverer {
       pending ??= parts.db
         .query(PENDING_SQL)
         .then((rows: { pending: number; oldest: number }[]) => {
-          this.queueAnswers();
+          parts.queue.answered();
           return (last = rows[0]);
         })
         .catch(() => last)
@@ -221,34 +216,9 @@ export class WebhookDeliverer {
 
   async start(): Promise<void> {
     const { settings } = this.parts;
-    if (settings.WEBHOOK_DELIVERY === 'off') return;
-    const { PgBoss } = await import('pg-boss');
-    const boss = new PgBoss({
-      connectionString: this.parts.databaseUrl,
-      schema: QUEUE_SCHEMA,
-      application_name: 'store-orders-webhooks',
-      max: 4,
-      options: sessionOptions(DELIVERY_SESSION_SETTINGS),
-      migrate: false,
-      createSchema: false,
-      schedule: false,
-      supervise: true,
-      superviseIntervalSeconds: SUPERVISE_SECONDS,
-      queueCacheIntervalSeconds: SUPERVISE_SECONDS,
-      monitorIntervalSeconds: SUPERVISE_SECONDS,
-    });
-    // pg-boss reports every failed poll while the database is away: one line an outage.
-    boss.on('error', (error: unknown) => {
-      if (this.queueFailing) return;
-      this.queueFailing = true;
-      this.parts.logger.warn(
-        { err: error },
-        'webhook queue cannot reach the database: deliveries wait until it answers again',
-      );
-    });
-    await boss.start();
+    if (!this.parts.delivers) return;
+    const boss = await this.parts.queue.started();
     this.boss = boss;
-    this.requestsFirst.start();
     // A job whose attempt outlives the timeout by this much was cut off (its process died).
     await boss.updateQueue(DELIVERY_QUEUE, {
       expireInSeconds: Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 5,
@@ -269,27 +239,17 @@ export class WebhookDeliverer {
           burstWhenBatchFull: true,
         },
         async (jobs) => {
-          this.queueAnswers();
+          this.parts.queue.answered();
           await this.attempt(jobs.map((job) => job.data.deliveryId));
-          // The API's requests first: while this instance is busy, the next batch waits a little.
-          await this.requestsFirst.room();
         },
       );
     }
   }
 
-  /** The database answered the deliverer again after the queue's errors: said once. */
-  private queueAnswers(): void {
-    if (!this.queueFailing) return;
-    this.queueFailing = false;
-    this.parts.logger.info('webhook queue reaches the database again');
-  }
-
   async stop(): Promise<void> {
     const boss = this.boss;
     this.boss = undefined;
-    this.requestsFirst.stop();
-    await boss?.stop({ graceful: true, timeout: this.parts.settings.WEBHOOK_TIMEOUT_MS + 1000 });
+    await boss?.offWork(DELIVERY_QUEUE, { wait: true });
   }
 
   /**
@@ -402,9 +362,10 @@ export class WebhookDeliverer {
         [deliveryId],
       );
     } else if (row.leased) {
-      await this.parts.db.query(
-        `SELECT webhook_enqueue($1, $2::timestamptz + interval '1 second')`,
-        [deliveryId, row.lease_until],
+      await this.boss?.send(
+        DELIVERY_QUEUE,
+        { deliveryId },
+        { startAfter: new Date(row.lease_until.getTime() + 1000) },
       );
     }
   }
@@ -493,7 +454,12 @@ export class WebhookDeliverer {
       const next = returnedRows<{ next_attempt_at: Date }>(
         await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'pending', statusCode, error, wait]),
       );
-      await manager.query('SELECT webhook_enqueue($1, $2)', [delivery.id, next[0].next_attempt_at]);
+      await queueAttempt(
+        await this.parts.queue.started(),
+        manager,
+        delivery.id,
+        next[0].next_attempt_at,
+      );
       return 'retried';
     });
   }

@@ -1,9 +1,13 @@
+import type { PgBoss } from 'pg-boss';
+import type { EntityManager } from 'typeorm';
+import { inTransaction } from '../events/job-queue';
+
 /**
- * The queue of delivery attempts: pg-boss's, in its own schema, created by this module's
- * migration (the service's runtime role creates nothing). A job carries one delivery's id; the
- * delivery record (webhook_deliveries) is this module's, and the admin API reads only it.
+ * The queue of delivery attempts: pg-boss's (see src/events/job-queue.ts), created by this
+ * module's migration. A job carries one delivery's id; the delivery record (webhook_deliveries)
+ * is this module's, and the admin API reads only it.
  */
-export const QUEUE_SCHEMA = 'pgboss';
+export { QUEUE_SCHEMA } from '../events/job-queue';
 export const DELIVERY_QUEUE = 'webhook-delivery';
 
 /**
@@ -12,3 +16,13 @@ export const DELIVERY_QUEUE = 'webhook-delivery';
  * the retry schedule says. Enough for any number of crashes in a row that matters.
  */
 export const EXPIRED_JOB_RETRIES = 100;
+
+/** Queues an attempt of a delivery (at `startAfter`, else now) in the transaction of `manager`. */
+export async function queueAttempt(
+  boss: PgBoss,
+  manager: EntityManager,
+  deliveryId: string,
+  startAfter?: Date,
+): Promise<void> {
+  await boss.send(DELIVERY_QUEUE, { deliveryId }, { startAfter, db: await inTransaction(manager) });
+}

@@ -7,10 +7,13 @@ import {
 import { ConfigModule } from '@nestjs/config';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
-import { ApiKeyStore } from '../auth/api-key.store';
-import { APP_OPTIONS, type AppOptions } from '../database/app-options';
+import { AuditModule } from '../audit/audit.module';
+import { AuditTrail } from '../audit/audit-trail';
 import { DatabasePools } from '../database/database-pools';
 import { databaseSettings, type DatabaseEnvironment } from '../database/database.settings';
+import { EventsModule } from '../events/events.module';
+import { type EventsSettings, eventsSettings, runsWorker } from '../events/events.settings';
+import { JobQueue } from '../events/job-queue';
 import { MetricsService } from '../metrics/metrics.service';
 import { WebhookResolver } from './webhook-addresses';
 import {
@@ -18,10 +21,13 @@ import {
   DELIVERY_SESSION_SETTINGS,
   WebhookDeliverer,
 } from './webhook-deliverer';
+import { WebhookFanOut } from './webhook-fan-out';
 import { WebhookMessages } from './webhook-messages';
 import { SecretBox } from './webhook-secrets';
 import { WebhooksService } from './webhooks.service';
 import { type WebhooksSettings, webhooksSettings } from './webhooks.settings';
+// The audit actions of endpoints, and what their events carry.
+import './webhook.audit';
 
 /** Starts this instance's attempts after the application is up, stops them before it closes. */
 @Injectable()
@@ -48,13 +54,21 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
 
 /**
  * Events and webhooks: every audit event reaches the endpoints subscribed to its action, signed
- * (Standard Webhooks), at least once. Owns its settings (`webhooks.settings.ts`), scope
- * (`webhooks.scopes.ts`), error codes (`webhooks.errors.ts`), migrations (the endpoints, the
- * deliveries, pg-boss's queue and the trigger on the audit trail that feeds them) and the
- * service the admin API's routes call.
+ * (Standard Webhooks), at least once. A consumer of the relayed audit events
+ * ({@link WebhookFanOut}) turns each into its deliveries after the change committed; worker
+ * processes make the attempts. Owns its settings (`webhooks.settings.ts`), scope
+ * (`webhooks.scopes.ts`), error codes (`webhooks.errors.ts`), audit actions (`webhook.audit.ts`),
+ * migrations (the endpoints, the deliveries, pg-boss's schema) and the service the admin API's
+ * routes call.
  */
 @Module({
-  imports: [ConfigModule.forFeature(webhooksSettings), ConfigModule.forFeature(databaseSettings)],
+  imports: [
+    ConfigModule.forFeature(webhooksSettings),
+    ConfigModule.forFeature(databaseSettings),
+    ConfigModule.forFeature(eventsSettings),
+    AuditModule,
+    EventsModule,
+  ],
   providers: [
     WebhookResolver,
     {
@@ -64,19 +78,22 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
     },
     {
       provide: WebhooksService,
-      inject: [DataSource, webhooksSettings.KEY, WebhookResolver, SecretBox],
+      inject: [DataSource, webhooksSettings.KEY, WebhookResolver, SecretBox, JobQueue, AuditTrail],
       useFactory: (
         db: DataSource,
         settings: WebhooksSettings,
         resolver: WebhookResolver,
         secrets: SecretBox,
-      ) => new WebhooksService(db, settings, resolver, secrets),
+        queue: JobQueue,
+        audit: AuditTrail,
+      ) => new WebhooksService(db, settings, resolver, secrets, queue, audit),
     },
     {
       provide: WebhookMessages,
-      inject: [DataSource, ApiKeyStore],
-      useFactory: (db: DataSource, keys: ApiKeyStore) => new WebhookMessages(db, keys),
+      inject: [DataSource],
+      useFactory: (db: DataSource) => new WebhookMessages(db),
     },
+    WebhookFanOut,
     {
       provide: WebhookDeliverer,
       inject: [
@@ -86,10 +103,11 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
         SecretBox,
         WebhookMessages,
         MetricsService,
-        APP_OPTIONS,
         PinoLogger,
         DatabasePools,
         databaseSettings.KEY,
+        JobQueue,
+        eventsSettings.KEY,
       ],
       useFactory: (
         db: DataSource,
@@ -98,10 +116,11 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
         secrets: SecretBox,
         messages: WebhookMessages,
         metrics: MetricsService,
-        options: AppOptions,
         logger: PinoLogger,
         pools: DatabasePools,
         database: DatabaseEnvironment,
+        queue: JobQueue,
+        events: EventsSettings,
       ) => {
         logger.setContext('Webhooks');
         return new WebhookDeliverer({
@@ -118,7 +137,8 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
           messages,
           metrics,
           logger,
-          databaseUrl: options.databaseUrl,
+          queue,
+          delivers: runsWorker(events),
         });
       },
     },

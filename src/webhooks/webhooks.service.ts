@@ -1,5 +1,8 @@
-import { DataSource, QueryFailedError } from 'typeorm';
+import { type DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 import { AUDIT_ACTION_NAMES } from '../audit/audit-actions';
+import type { AuditActor } from '../audit/audit-event';
+import type { AuditTrail } from '../audit/audit-trail';
+import type { JobQueue } from '../events/job-queue';
 import { fromBase64url, toBase64url } from '../common/base64url';
 import { isIP } from 'node:net';
 import {
@@ -17,7 +20,9 @@ import {
   type EndpointRow,
   returnedRows,
 } from './webhook-json';
+import { queueAttempt } from './webhook-queue';
 import { newSecret, type SecretBox } from './webhook-secrets';
+import { WebhookAuditActions, webhookTarget } from './webhook.audit';
 import type { WebhooksSettings } from './webhooks.settings';
 
 /** The event type of the test route's message, sent to one endpoint only. */
@@ -93,7 +98,8 @@ export interface EndpointChange {
 /**
  * Webhook endpoints and their deliveries, as the admin API manages them. Endpoints are never
  * deleted (the service's role deletes no row): a removed one is marked, no longer listed, and
- * its pending deliveries end.
+ * its pending deliveries end. Every change of an endpoint is an audit event (`webhook.*`,
+ * never its secret), in the change's transaction.
  */
 export class WebhooksService {
   constructor(
@@ -101,7 +107,18 @@ export class WebhooksService {
     private readonly settings: WebhooksSettings,
     private readonly resolver: WebhookResolver,
     private readonly secrets: SecretBox,
+    private readonly queue: JobQueue,
+    private readonly audit: AuditTrail,
   ) {}
+
+  private async audited(
+    manager: EntityManager,
+    action: string,
+    id: string,
+    actor: AuditActor,
+  ): Promise<void> {
+    await this.audit.record(manager, { ...actor, action, target: webhookTarget(id) });
+  }
 
   /** The URL rules: https (http if allowed), no credentials, only public addresses. */
   async checkUrl(text: string): Promise<void> {
@@ -172,7 +189,7 @@ export class WebhooksService {
     return endpointJson(await this.row(id));
   }
 
-  async create(body: { url: string; events: string[]; description?: string }) {
+  async create(body: { url: string; events: string[]; description?: string }, actor: AuditActor) {
     await this.checkUrl(body.url);
     const events = this.checkEvents(body.events);
     const secret = newSecret();
@@ -193,11 +210,16 @@ export class WebhooksService {
           [body.url, events, body.description ?? null, this.secrets.seal(secret)],
         ),
       );
+      await this.audited(manager, WebhookAuditActions.CREATED, rows[0].id, actor);
       return { ...endpointJson(rows[0]), secret };
     });
   }
 
-  async change(id: string, change: EndpointChange): Promise<Record<string, unknown>> {
+  async change(
+    id: string,
+    change: EndpointChange,
+    actor: AuditActor,
+  ): Promise<Record<string, unknown>> {
     await this.row(id);
     if (change.url !== undefined) await this.checkUrl(change.url);
     const events = change.events === undefined ? null : this.checkEvents(change.events);
@@ -229,12 +251,13 @@ export class WebhooksService {
       if (rows[0].disabled_at !== null) {
         await manager.query(FAIL_PENDING_SQL, [id, 'the endpoint is disabled']);
       }
+      await this.audited(manager, WebhookAuditActions.CHANGED, id, actor);
       return endpointJson(rows[0]);
     });
   }
 
   /** Marks the endpoint removed and ends its pending deliveries; a removed one is a no-op. */
-  async remove(id: string): Promise<void> {
+  async remove(id: string, actor: AuditActor): Promise<void> {
     if (!UUID.test(id)) throw new WebhookNotFoundError(id);
     await this.db.transaction(async (manager) => {
       const rows: { removed: boolean }[] = await manager.query(
@@ -245,24 +268,33 @@ export class WebhooksService {
       if (rows[0].removed) return;
       await manager.query(`UPDATE webhook_endpoints SET removed_at = now() WHERE id = $1`, [id]);
       await manager.query(FAIL_PENDING_SQL, [id, 'the endpoint was removed']);
+      await this.audited(manager, WebhookAuditActions.REMOVED, id, actor);
     });
   }
 
-  async rotateSecret(id: string, graceSeconds: number): Promise<Record<string, unknown>> {
+  async rotateSecret(
+    id: string,
+    graceSeconds: number,
+    actor: AuditActor,
+  ): Promise<Record<string, unknown>> {
     await this.row(id);
     const secret = newSecret();
-    const rows = returnedRows<EndpointRow>(
-      await this.db.query(
-        `UPDATE webhook_endpoints
+    const rows = await this.db.transaction(async (manager) => {
+      const rotated = returnedRows<EndpointRow>(
+        await manager.query(
+          `UPDATE webhook_endpoints
           SET previous_secret = CASE WHEN $3::bigint > 0 THEN secret END,
               previous_secret_until = CASE WHEN $3::bigint > 0 THEN now() + $3 * interval '1 second' END,
               secret = $2, secret_rotated_at = now()
         WHERE id = $1 AND removed_at IS NULL
         RETURNING ${ENDPOINT_COLUMNS}`,
-        [id, this.secrets.seal(secret), graceSeconds],
-      ),
-    );
-    if (rows.length === 0) throw new WebhookNotFoundError(id);
+          [id, this.secrets.seal(secret), graceSeconds],
+        ),
+      );
+      if (rotated.length === 0) throw new WebhookNotFoundError(id);
+      await this.audited(manager, WebhookAuditActions.ROTATED, id, actor);
+      return rotated;
+    });
     return { ...endpointJson(rows[0]), secret };
   }
 
@@ -319,7 +351,7 @@ export class WebhooksService {
         ),
       );
       if (rows.length === 0) throw new DeliveryNotFoundError(deliveryId);
-      await manager.query(`SELECT webhook_enqueue($1, now())`, [deliveryId]);
+      await queueAttempt(await this.queue.started(), manager, deliveryId);
       return deliveryJson(rows[0]);
     });
   }
@@ -342,7 +374,7 @@ export class WebhooksService {
          RETURNING ${DELIVERY_COLUMNS}`,
         [id, TEST_EVENT_TYPE, at, body],
       );
-      await manager.query(`SELECT webhook_enqueue($1, now())`, [rows[0].id]);
+      await queueAttempt(await this.queue.started(), manager, rows[0].id);
       return deliveryJson(rows[0]);
     });
   }

@@ -35,12 +35,6 @@ const flag = oneOf(['true', 'false']);
 
 /** The webhooks module's environment variables. */
 export const webhooksSettings = defineSettings('webhooks', {
-  WEBHOOK_DELIVERY: {
-    rule: oneOf(['on', 'off']),
-    default: 'on',
-    description:
-      'whether this instance delivers webhooks (`off`: it queues them only, and a dedicated delivery process, or another instance, sends them)',
-  },
   WEBHOOK_CONCURRENCY: {
     rule: integer({ min: 1, max: 1000 }),
     default: 10,

@@ -11,6 +11,7 @@ export const RUNTIME_ROLE_RIGHTS: Record<string, string[]> = {
   audit_events: ['INSERT', 'SELECT'],
   order_cursor_secret: ['SELECT'],
   orders: ['INSERT', 'SELECT', 'UPDATE'],
+  event_relay: ['INSERT', 'SELECT', 'UPDATE'],
   typeorm_migrations: ['SELECT'],
   webhook_deliveries: ['INSERT', 'SELECT', 'UPDATE'],
   webhook_endpoints: ['INSERT', 'SELECT', 'UPDATE'],

@@ -101,16 +101,29 @@ export interface DeliveryJson {
   deliveredAt?: string;
 }
 
+/**
+ * The delivery of an event to an endpoint, once there: an event fans out into its deliveries
+ * after its change committed, within the time a delivery has to start.
+ */
 export async function deliveryOf(
   s: WebhookSuite,
   endpointId: string,
   eventId: string,
 ): Promise<DeliveryJson> {
-  const res = await adminCall(s, 'get', `/admin/v1/webhooks/${endpointId}/deliveries?limit=100`);
-  if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${res.text}`);
-  const found = (res.body as { data: DeliveryJson[] }).data.find((d) => d.eventId === eventId);
-  if (!found) throw new Error(`no delivery of ${eventId}: ${JSON.stringify(res.body)}`);
-  return found;
+  const page = await eventually(
+    async () => {
+      const res = await adminCall(
+        s,
+        'get',
+        `/admin/v1/webhooks/${endpointId}/deliveries?limit=100`,
+      );
+      if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${res.text}`);
+      return res.body as { data: DeliveryJson[] };
+    },
+    (body) => body.data.some((d) => d.eventId === eventId),
+    5000,
+  );
+  return page.data.find((d) => d.eventId === eventId) as DeliveryJson;
 }
 
 /** The first `count` messages of an event the receiver got, waiting up to `timeoutMs`. */
