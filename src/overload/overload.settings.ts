@@ -22,7 +22,7 @@ export const overloadSettings = defineSettings(
     },
     OVERLOAD_MAX_CONCURRENCY: {
       rule: integer({ min: 1, max: 10000 }),
-      default: 1000,
+      default: 200,
       description:
         'the most API requests in flight the adaptive limit ever allows, however fast the answers (1 to 10,000; at least `OVERLOAD_MIN_CONCURRENCY`)',
     },
