@@ -40,6 +40,21 @@ describe('Gradient2Limit', () => {
 });
 
 describe('AdmissionControl', () => {
+  it('shrinks the limit in a window where the event loop was saturated, however fast the answers', () => {
+    let now = 0;
+    const admission = new AdmissionControl(
+      limitOf(4, 1000, 100),
+      () => 0.97,
+      () => now,
+    );
+    for (let i = 0; i < 50; i++) {
+      const admittedAt = admission.tryAcquire('critical') as number;
+      now += 20;
+      admission.release(admittedAt);
+    }
+    expect(admission.limit).toBeLessThan(70);
+  });
+
   it('fills the limit by criticality: all of it, 80 %, half', () => {
     const admission = new AdmissionControl(limitOf(10, 10));
     for (let i = 0; i < 5; i++) expect(admission.tryAcquire('sheddable')).toBeDefined();
@@ -55,14 +70,18 @@ describe('AdmissionControl', () => {
     let now = 0;
     const gradient = limitOf(4, 1000);
     const update = jest.spyOn(gradient, 'update');
-    const admission = new AdmissionControl(gradient, () => now);
+    const admission = new AdmissionControl(
+      gradient,
+      () => 0.5,
+      () => now,
+    );
     for (let i = 0; i < 10; i++) {
       const admittedAt = admission.tryAcquire('critical') as number;
       now += 20;
       admission.release(admittedAt);
     }
     expect(update).toHaveBeenCalledTimes(1);
-    expect(update).toHaveBeenCalledWith(20, 1);
+    expect(update).toHaveBeenCalledWith(20, 1, false);
     expect(admission.inFlightCount).toBe(0);
   });
 });

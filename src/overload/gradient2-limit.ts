@@ -45,10 +45,18 @@ export class Gradient2Limit {
     return Math.floor(this.estimate);
   }
 
-  /** One window's sample: its average latency, and the most requests it had in flight at once. */
-  update(rttMs: number, maxInFlight: number): void {
+  /**
+   * One window's sample: its average latency, the most requests it had in flight at once, and
+   * whether it saw a drop (an overload signal other than latency): then the limit shrinks by
+   * the largest step the gradient allows.
+   */
+  update(rttMs: number, maxInFlight: number, dropped = false): void {
     const { tolerance, smoothing, queueSize, minLimit, maxLimit } = this.options;
     const longRtt = this.addToLongRtt(rttMs);
+    if (dropped) {
+      this.estimate = clamp(this.estimate * (1 - smoothing / 2), minLimit, maxLimit);
+      return;
+    }
     // Back from an overload: forget it faster than the moving average alone would.
     if (longRtt / rttMs > 2) this.longRtt *= 0.95;
     if (maxInFlight < this.estimate / 2) return;
