@@ -55,11 +55,12 @@ describe('AdmissionControl', () => {
     expect(admission.limit).toBeLessThan(70);
   });
 
-  it('fills the limit by criticality: all of it, 80 %, half', () => {
+  it('fills the limit by criticality: all of it, 80 %; no known key, while under half', () => {
     const admission = new AdmissionControl(limitOf(10, 10));
-    for (let i = 0; i < 5; i++) expect(admission.tryAcquire('sheddable')).toBeDefined();
-    expect(admission.tryAcquire('sheddable')).toBeUndefined();
-    for (let i = 0; i < 3; i++) expect(admission.tryAcquire('default')).toBeDefined();
+    for (let i = 0; i < 4; i++) expect(admission.tryAcquire('default')).toBeDefined();
+    expect(admission.admitsSheddable()).toBe(true);
+    for (let i = 0; i < 4; i++) expect(admission.tryAcquire('default')).toBeDefined();
+    expect(admission.admitsSheddable()).toBe(false);
     expect(admission.tryAcquire('default')).toBeUndefined();
     for (let i = 0; i < 2; i++) expect(admission.tryAcquire('critical')).toBeDefined();
     expect(admission.tryAcquire('critical')).toBeUndefined();

@@ -39,7 +39,7 @@ export function eventLoopUtilisation(): LoopUtilisation {
 /**
  * Admission at the door: a request is let in while the requests in flight stay under its share of
  * an adaptive concurrency limit ({@link Gradient2Limit}), else refused at once. Each admitted
- * request's time, from admission to its response's end, is sampled; each window of samples
+ * request's time, from admission to its response's start, is sampled; each window of samples
  * (their average, as Netflix's `WindowedLimit` does) updates the limit. A window in which the
  * event loop was saturated counts as a drop, as a refused request does in Netflix's limits: the
  * limit then shrinks, whatever the latency of the few admitted (on a process bound by its CPU,
@@ -71,8 +71,18 @@ export class AdmissionControl {
   }
 
   /**
+   * Whether a request of the lowest criticality may come in: while the requests in flight fill
+   * less than its share. It takes no place of the limit and is not timed: without a known key it
+   * is answered from the key cache or within the budgets of key lookups, its cost bounded
+   * there; what it must not do is come in while the instance is busy with keyed work.
+   */
+  admitsSheddable(): boolean {
+    return this.inFlight < this.gradient.limit * SHARE_OF_LIMIT.sheddable;
+  }
+
+  /**
    * Lets one request in, or not. Admitted, it returns the time it was admitted: give it back to
-   * {@link release} when the response ends.
+   * {@link release} when its response starts.
    */
   tryAcquire(criticality: Criticality): number | undefined {
     if (this.inFlight >= this.gradient.limit * SHARE_OF_LIMIT[criticality]) return undefined;
@@ -81,7 +91,7 @@ export class AdmissionControl {
     return this.now();
   }
 
-  /** The end of a request {@link tryAcquire} admitted at `admittedAt`. */
+  /** The response of a request {@link tryAcquire} admitted at `admittedAt` has started. */
   release(admittedAt: number): void {
     this.inFlight--;
     const now = this.now();

@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import onHeaders from 'on-headers';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { isPublic } from '../auth/public.decorator';
 import { ApiException } from '../common/errors/api.exception';
@@ -40,10 +41,14 @@ export class AdmissionGuard implements CanActivate {
     if (!this.enabled || isPublic(context)) return true;
     const req = httpRequestOf(context);
     const criticality = this.criticalityOf(req);
-    const admittedAt = this.admission.tryAcquire(criticality);
-    if (admittedAt !== undefined) {
-      httpResponseOf(context).once('close', () => this.admission.release(admittedAt));
-      return true;
+    if (criticality === 'sheddable') {
+      if (this.admission.admitsSheddable()) return true;
+    } else {
+      const admittedAt = this.admission.tryAcquire(criticality);
+      if (admittedAt !== undefined) {
+        this.releaseWhenAnswered(httpResponseOf(context), admittedAt);
+        return true;
+      }
     }
     // A key the cache does not know stays unchecked: the refusal's rate-limit headers count it
     // as anonymous, and no lookup is made for a request that is not served.
@@ -52,6 +57,22 @@ export class AdmissionGuard implements CanActivate {
     throw new ApiException(OverloadErrors.OVERLOADED, undefined, {
       'Retry-After': this.retryAfter,
     });
+  }
+
+  /**
+   * A request holds its place until its response starts (or the connection closes first): a
+   * list streamed to a client that reads slowly is then the client's pace, bounded by the stall
+   * timeout, and holds no place of the limit meanwhile.
+   */
+  private releaseWhenAnswered(res: Response, admittedAt: number): void {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.admission.release(admittedAt);
+    };
+    onHeaders(res, release);
+    res.once('close', release);
   }
 
   private criticalityOf(req: Request): Criticality {
