@@ -87,6 +87,14 @@ describe('load shedding by criticality', () => {
     expectOverloaded(await api(suite.t, generateApiKey()).get('/v2/store/orders?limit=5'));
   });
 
+  it("takes nothing from a refused request's rate limits, yet tells where they stand", async () => {
+    hold(LIMIT);
+    const first = await suite.client.get('/v1/store/orders');
+    const second = await suite.client.get('/v1/store/orders');
+    expectOverloaded(second);
+    expect(second.headers['x-ratelimit-remaining']).toBe(first.headers['x-ratelimit-remaining']);
+  });
+
   it('never refuses the health probes', async () => {
     hold(LIMIT);
     await suite.client.get('/health/live').expect(200);
