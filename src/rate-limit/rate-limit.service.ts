@@ -148,7 +148,10 @@ export class RateLimitService {
     res: Response,
     status: number,
   ): Promise<ApiException | undefined> {
-    if (req.authFailure === 'unavailable' || status === (HttpStatus.SERVICE_UNAVAILABLE as number)) {
+    if (
+      req.authFailure === 'unavailable' ||
+      status === (HttpStatus.SERVICE_UNAVAILABLE as number)
+    ) {
       // The key could not be checked (the database is down; this error is the 503), or the
       // instance refused the request unserved (overloaded). Counting it, against the client's IP
       // at the free plan's numbers or against its key, would turn a client's 503s into 429s and
