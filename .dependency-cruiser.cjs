@@ -21,8 +21,10 @@ const MAY_IMPORT = {
   auth: ['audit', 'common', 'config', 'database', 'plans'],
   logging: ['auth', 'common', 'config', 'platform', 'tracing'],
   'rate-limit': ['auth', 'common', 'config', 'metrics', 'plans', 'platform', 'redis'],
+  // Load shedding: the first guard of the API, reading the key cache.
+  overload: ['auth', 'common', 'config', 'metrics'],
   guards: ['auth', 'rate-limit'],
-  openapi: ['auth', 'common', 'config', 'plans', 'rate-limit'],
+  openapi: ['auth', 'common', 'config', 'overload', 'plans', 'rate-limit'],
   health: ['auth', 'common', 'config', 'database', 'metrics', 'redis'],
   orders: ['audit', 'auth', 'common', 'config', 'database', 'openapi', 'platform'],
   cli: ['audit', 'auth', 'common', 'config', 'database', 'plans'],

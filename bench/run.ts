@@ -11,7 +11,6 @@ import 'reflect-metadata';
 import { appendFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
 import {
   Cluster,
   freePort,
@@ -30,6 +29,17 @@ import { runBounded } from '../test/support/bounded-run';
 import { RedisServer } from '../test/support/redis-server';
 import { hasSystemBinary } from '../test/support/system-binary';
 import { fetchLargeList, type LargeListResult } from './large-list';
+import { issueKeys } from './keys';
+import {
+  getRoute,
+  measureOverload,
+  mixOf,
+  overloadChecks,
+  overloadTable,
+  pendingCancels,
+  type OverloadResult,
+  type Route,
+} from './overload';
 import { growOrders, INT64_MAX } from './orders';
 import { LOAD, driveInTurns, sendOnceEach, warmUp, type Contender, type Scenario } from './load';
 import { measurePageDepth, seedPageOrders, type PageDepthResult } from './pages';
@@ -121,26 +131,6 @@ function startService(
     LOG_LEVEL: 'info',
     ...env,
   });
-}
-
-/**
- * `count` enterprise keys with limits far above any load here, stored as the service stores them
- * (the hash); returns their Authorization header values.
- */
-async function issueKeys(databaseUrl: string, count: number): Promise<string[]> {
-  const keys = Array.from({ length: count }, () => generateApiKey());
-  await withClient(databaseUrl, async (c) => {
-    for (let i = 0; i < keys.length; i += 10_000) {
-      const batch = keys.slice(i, i + 10_000);
-      await c.query(
-        `INSERT INTO api_keys (name, prefix, key_hash, plan, per_minute, per_day)
-         SELECT 'bench', p, h, 'enterprise', 1000000000, 2000000000
-           FROM unnest($1::text[], $2::text[]) AS k(p, h)`,
-        [batch.map(displayPrefix), batch.map(hashApiKey)],
-      );
-    }
-  });
-  return keys.map((key) => `Bearer ${key}`);
 }
 
 /** Every server must give the same answers, or comparing their speed means nothing. */
@@ -588,6 +578,36 @@ function fullPageCheck(result: FullPagesResult): Check {
  * cost, on their own cluster and service (a few minutes, not the whole bench).
  */
 async function pagesOnly(): Promise<boolean> {
+  return onOwnCluster(async (databaseUrl, serve) => {
+    const headers = await bearerFromKeysTool(databaseUrl, 'bench');
+    log('write cost: inserts and status updates, with and without the indexes…');
+    const writeCost = await measureWriteCost(databaseUrl);
+    log(`v2 shapes: seeding ${LARGE_LIST_ORDERS.toLocaleString('en-US')} spread orders…`);
+    await seedPageOrders(databaseUrl, LARGE_LIST_ORDERS);
+    await withClient(databaseUrl, (c) => c.query('CHECKPOINT'));
+    const { url } = await serve();
+    const shapes = await measureShapes(url, headers, databaseUrl, log);
+    const fullPages = await measureFullPages(url, headers, databaseUrl, log);
+    const checks = [shapeCheck(shapes), fullPageCheck(fullPages)];
+    process.stdout.write(
+      `\n${shapesReport(shapes)}\n\n${fullPagesReport(fullPages)}\n\n` +
+        `${writeCostTable(writeCost)}\n\n${checkLines(checks).join('\n')}\n`,
+    );
+    return checks.every((check) => check.pass);
+  });
+}
+
+/**
+ * A run of its own (`-- pages`, `-- overload`): `body` gets a migrated database on a cluster
+ * started for it, and a way to start the service on it (its output discarded); all of them are
+ * stopped after, whatever happens.
+ */
+async function onOwnCluster(
+  body: (
+    databaseUrl: string,
+    serve: (env?: Record<string, string>) => Promise<{ app: AppProcess; url: string }>,
+  ) => Promise<boolean>,
+): Promise<boolean> {
   log(`machine: ${machine()}`);
   const root = makeRootDir();
   const dataDir = join(root, 'postgres');
@@ -602,23 +622,12 @@ async function pagesOnly(): Promise<boolean> {
     const pgPort = await freePort();
     pg = await startCluster(dataDir, pgPort, SCRAM_LOGIN);
     const databaseUrl = await createMigratedDatabase(pgPort, 'bench');
-    const headers = await bearerFromKeysTool(databaseUrl, 'bench');
-    log('write cost: inserts and status updates, with and without the indexes…');
-    const writeCost = await measureWriteCost(databaseUrl);
-    log(`v2 shapes: seeding ${LARGE_LIST_ORDERS.toLocaleString('en-US')} spread orders…`);
-    await seedPageOrders(databaseUrl, LARGE_LIST_ORDERS);
-    await withClient(databaseUrl, (c) => c.query('CHECKPOINT'));
-    const started = await startService(databaseUrl);
-    app = started.app;
-    app.discardOutput();
-    const shapes = await measureShapes(started.url, headers, databaseUrl, log);
-    const fullPages = await measureFullPages(started.url, headers, databaseUrl, log);
-    const checks = [shapeCheck(shapes), fullPageCheck(fullPages)];
-    process.stdout.write(
-      `\n${shapesReport(shapes)}\n\n${fullPagesReport(fullPages)}\n\n` +
-        `${writeCostTable(writeCost)}\n\n${checkLines(checks).join('\n')}\n`,
-    );
-    return checks.every((check) => check.pass);
+    return await body(databaseUrl, async (env) => {
+      const started = await startService(databaseUrl, env);
+      app = started.app;
+      app.discardOutput();
+      return started;
+    });
   } finally {
     await app?.stop();
     try {
@@ -673,13 +682,52 @@ async function webhooksOnly(): Promise<boolean> {
   }
 }
 
+/**
+ * `npm run bench -- overload` (`-- overload short`: 15-second overloads instead of a minute;
+ * `-- overload off`: the same with OVERLOAD_SHEDDING=off, to see what shedding changes): each
+ * route unloaded and at three times its sustained rate, on its own cluster and service.
+ */
+async function overloadOnly(): Promise<boolean> {
+  const overloadMs = process.argv.includes('short') ? 15_000 : 60_000;
+  return onOwnCluster(async (databaseUrl, serve) => {
+    const [authorization] = await issueKeys(databaseUrl, 1);
+    await growOrders(databaseUrl, 1_000);
+    const { app, url } = await serve({
+      OVERLOAD_SHEDDING: process.argv.includes('off') ? 'off' : 'on',
+    });
+    const target = { url, headers: { authorization }, pid: app.pid };
+    const results: OverloadResult[] = [];
+    const measure = async (route: Route): Promise<void> => {
+      results.push(await measureOverload(target, route, overloadMs, log));
+    };
+    const page100 = getRoute('v2 page of 100', V2_PAGE_OF_100);
+    const page1000 = getRoute('v2 page of 1,000', '/v2/store/orders?limit=1000');
+    await measure(page100);
+    await measure(page1000);
+    await measure(getRoute('v1 list of 1,001 orders', '/v1/store/orders'));
+    // A new pending order for every cancel sent below, at up to 2,500 cancels a second sustained
+    // (v1's list is far longer then: it is measured above).
+    log('seeding pending orders for the cancels…');
+    const cancel = await pendingCancels(databaseUrl, 2_500 * (40 + (4 * overloadMs) / 1000));
+    await measure(cancel);
+    await measure(mixOf('mix: page of 100, page of 1,000, cancel', [page100, page1000, cancel]));
+    const checks = overloadChecks(results);
+    process.stdout.write(
+      `\n${overloadTable(results, overloadMs)}\n\n${checkLines(checks).join('\n')}\n`,
+    );
+    return checks.every((check) => check.pass);
+  });
+}
+
 runBounded(
   'bench',
   process.argv.includes('pages')
     ? pagesOnly
     : process.argv.includes('webhooks')
       ? webhooksOnly
-      : main,
+      : process.argv.includes('overload')
+        ? overloadOnly
+        : main,
   HARD_LIMIT_MS,
   emergencyStops,
 );

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, AppOptions } from './database/app-options';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
@@ -12,6 +13,8 @@ import { shutdownSettings, type ShutdownSettings } from './health/shutdown.setti
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
+import { AdmissionGuard } from './overload/admission.guard';
+import { OverloadModule } from './overload/overload.module';
 import { RateLimitStorageModule } from './rate-limit/rate-limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { openApiSettings } from './openapi/openapi.settings';
@@ -38,6 +41,7 @@ export class AppModule {
         AuthModule,
         RateLimitModule,
         MetricsModule,
+        OverloadModule,
         HealthModule,
         OrdersModule,
         WebhooksModule,
@@ -58,6 +62,9 @@ export class AppModule {
               },
             }),
         },
+        // Before the chain: what the instance cannot serve in time is refused before any work.
+        // Not in the admin application, which is never shed.
+        { provide: APP_GUARD, useExisting: AdmissionGuard },
         ...GUARD_CHAIN,
       ],
       exports: [APP_OPTIONS, JsonStreamSender],

@@ -39,6 +39,17 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * node-postgres's error for a query that waited its whole connect timeout in the queue of a full
+ * pool: the database answers, every connection is busy. An overload, not an outage.
+ */
+const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
+
+/** Whether an error is a wait for a free connection that ran out of time (the pool was full). */
+export function isPoolWaitTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === POOL_WAIT_TIMEOUT;
+}
+
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
 }

@@ -2,6 +2,7 @@ import { applyDecorators, HttpStatus, type Type } from '@nestjs/common';
 import { ApiResponse, type HeaderObject } from '@nestjs/swagger';
 import { AuthErrors } from '../auth/auth.errors';
 import { CommonErrors, type ErrorCode } from '../common/errors/error-code';
+import { OverloadErrors } from '../overload/overload.errors';
 import { RateLimitErrors } from '../rate-limit/rate-limit.errors';
 import { ErrorSchema } from './error.schema';
 
@@ -93,8 +94,11 @@ const COMMON_RESPONSES: Record<number, DocumentedResponse> = {
     codes: [CommonErrors.INTERNAL_ERROR],
   },
   [HttpStatus.SERVICE_UNAVAILABLE]: {
-    description: 'The database is unreachable; retry after `Retry-After` seconds.',
-    codes: [CommonErrors.SERVICE_UNAVAILABLE],
+    description:
+      'Retry after `Retry-After` seconds: the instance is overloaded and refused the request ' +
+      'at once, before any work (`OVERLOADED`), or the database is unreachable ' +
+      '(`SERVICE_UNAVAILABLE`).',
+    codes: [OverloadErrors.OVERLOADED, CommonErrors.SERVICE_UNAVAILABLE],
   },
 };
 

@@ -20,20 +20,24 @@ export class RateLimitErrorsHook implements ErrorResponseHook {
 
   /** Nothing to do (and no promise) for a request already counted, or of a public route. */
   beforeErrorResponse(
-    _error: ApiException,
+    error: ApiException,
     req: Request,
     res: Response,
   ): Promise<ApiException | undefined> | undefined {
     if (this.rateLimit.isCounted(req)) return undefined;
-    return this.count(req, res);
+    return this.count(error, req, res);
   }
 
-  private async count(req: Request, res: Response): Promise<ApiException | undefined> {
+  private async count(
+    error: ApiException,
+    req: Request,
+    res: Response,
+  ): Promise<ApiException | undefined> {
     try {
       await this.keyLookups.decideKey(req);
     } catch {
       // Recorded on the request as authFailure 'unavailable'.
     }
-    return this.rateLimit.countErrorResponse(req, res);
+    return this.rateLimit.countErrorResponse(req, res, error.getStatus());
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { ApiKeyStore } from '../auth/api-key.store';
@@ -143,11 +143,20 @@ export class RateLimitService {
    * headers, so that no path is free to flood. Returns the 429 to answer instead, if the client
    * is over.
    */
-  async countErrorResponse(req: Request, res: Response): Promise<ApiException | undefined> {
-    if (req.authFailure === 'unavailable') {
-      // The key could not be checked (the database is down; this error is the 503). Counting the
-      // request against the client's IP, at the free plan's numbers, would turn a paying client's
-      // 503s into 429s and then an IP ban: report the IP window without counting.
+  async countErrorResponse(
+    req: Request,
+    res: Response,
+    status: number,
+  ): Promise<ApiException | undefined> {
+    if (
+      req.authFailure === 'unavailable' ||
+      status === (HttpStatus.SERVICE_UNAVAILABLE as number)
+    ) {
+      // The key could not be checked (the database is down; this error is the 503), or the
+      // instance refused the request unserved (overloaded). Counting it, against the client's IP
+      // at the free plan's numbers or against its key, would turn a client's 503s into 429s and
+      // then a ban, and take from its limits what it was never served: report the window
+      // without counting.
       await this.reportUncounted(req, res);
       return undefined;
     }

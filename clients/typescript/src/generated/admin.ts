@@ -315,7 +315,7 @@ export interface components {
         /** @description The body of every error response. */
         Error: {
             /**
-             * @description Machine-readable error code: INVALID_BODY, INVALID_QUERY, BAD_REQUEST, UNAUTHORIZED, INSUFFICIENT_SCOPE, KEY_NOT_FOUND, WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND, NOT_FOUND, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, KEY_REVOKED, PAYLOAD_TOO_LARGE, RATE_LIMIT_EXCEEDED, API_KEY_BANNED, HEADERS_TOO_LARGE, INTERNAL_ERROR, SERVICE_UNAVAILABLE
+             * @description Machine-readable error code: INVALID_BODY, INVALID_QUERY, BAD_REQUEST, UNAUTHORIZED, INSUFFICIENT_SCOPE, KEY_NOT_FOUND, WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND, NOT_FOUND, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, KEY_REVOKED, PAYLOAD_TOO_LARGE, RATE_LIMIT_EXCEEDED, API_KEY_BANNED, HEADERS_TOO_LARGE, INTERNAL_ERROR, SERVICE_UNAVAILABLE, OVERLOADED
              * @example ORDER_NOT_FOUND
              */
             code: string;
@@ -407,7 +407,7 @@ export interface components {
              */
             actor: string;
             /** @enum {string} */
-            action: "key.created" | "key.rotated" | "key.revoked" | "key.unbanned" | "order.cancelled";
+            action: "key.created" | "key.rotated" | "key.revoked" | "key.unbanned" | "webhook.created" | "webhook.changed" | "webhook.removed" | "webhook.rotated" | "order.cancelled";
             /**
              * @description `key:<id>` or `order:<id>`.
              * @example order:4711
@@ -686,7 +686,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -845,7 +845,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -1020,7 +1020,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -1193,7 +1193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -1389,7 +1389,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -1562,7 +1562,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -1717,7 +1717,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -1872,7 +1872,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -2048,7 +2048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -2223,7 +2223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -2396,7 +2396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -2575,7 +2575,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -2754,7 +2754,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -2929,7 +2929,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -3106,7 +3106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -3281,7 +3281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */

@@ -91,7 +91,7 @@ export interface components {
         /** @description The body of every error response. */
         Error: {
             /**
-             * @description Machine-readable error code: BAD_REQUEST, INVALID_ORDER_ID, UNAUTHORIZED, INSUFFICIENT_SCOPE, NOT_FOUND, ORDER_NOT_FOUND, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, ORDER_ALREADY_SHIPPED, GONE, PAYLOAD_TOO_LARGE, RATE_LIMIT_EXCEEDED, API_KEY_BANNED, HEADERS_TOO_LARGE, INTERNAL_ERROR, SERVICE_UNAVAILABLE
+             * @description Machine-readable error code: BAD_REQUEST, INVALID_ORDER_ID, UNAUTHORIZED, INSUFFICIENT_SCOPE, NOT_FOUND, ORDER_NOT_FOUND, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, ORDER_ALREADY_SHIPPED, GONE, PAYLOAD_TOO_LARGE, RATE_LIMIT_EXCEEDED, API_KEY_BANNED, HEADERS_TOO_LARGE, INTERNAL_ERROR, SERVICE_UNAVAILABLE, OVERLOADED
              * @example ORDER_NOT_FOUND
              */
             code: string;
@@ -248,7 +248,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */
@@ -438,7 +438,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable; retry after `Retry-After` seconds. */
+            /** @description Retry after `Retry-After` seconds: the instance is overloaded and refused the request at once, before any work (`OVERLOADED`), or the database is unreachable (`SERVICE_UNAVAILABLE`). */
             503: {
                 headers: {
                     /** @description The limit of the window that binds most: of the minute and the day, the one with the fewest requests remaining (on a tie, the one that resets later). */

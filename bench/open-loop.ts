@@ -1,0 +1,132 @@
+import { Agent, request } from 'node:http';
+
+/**
+ * The load generators of the overload scenario. Open loop: requests are sent on a fixed schedule,
+ * whatever the answers, as many independent clients would (autocannon and wrk are closed loops:
+ * a connection sends its next request only once answered, so a slow server slows the load down
+ * and hides its queue). Each request's time runs from its scheduled send, not from when a free
+ * connection took it: a late send is the server's delay too ("coordinated omission").
+ */
+
+/** One request to send: the scenario decides each one (a new order to cancel, a mixed route). */
+export interface Shot {
+  method: 'GET' | 'DELETE';
+  path: string;
+}
+
+/** One answer: when it was scheduled (ms from the run's start), its status, its time. */
+export interface Answer {
+  at: number;
+  status: number | string;
+  ms: number;
+}
+
+export interface LoadRun {
+  durationMs: number;
+  sent: number;
+  answers: Answer[];
+}
+
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  next: (i: number) => Shot;
+}
+
+/** Far more connections than the server's limit: the client's pool never holds requests back. */
+const OPEN_LOOP_CONNECTIONS = 1_000;
+/** Past the schedule's end, answers still due are awaited this long, then counted as lost. */
+const DRAIN_MS = 30_000;
+
+function send(
+  agent: Agent,
+  target: Target,
+  shot: Shot,
+  onAnswer: (status: number | string) => void,
+): void {
+  const req = request(
+    `${target.url}${shot.path}`,
+    { method: shot.method, headers: target.headers, agent },
+    (res) => {
+      res.on('end', () => onAnswer(res.statusCode ?? 0));
+      res.on('error', (error: NodeJS.ErrnoException) => onAnswer(error.code ?? 'error'));
+      res.resume();
+    },
+  );
+  req.on('error', (error: NodeJS.ErrnoException) => onAnswer(error.code ?? 'error'));
+  req.end();
+}
+
+/**
+ * Sends `rate` requests a second for `durationMs`, on schedule, over up to
+ * {@link OPEN_LOOP_CONNECTIONS} kept-alive connections; resolves once every request is answered
+ * (or after {@link DRAIN_MS} more, the rest counted as status `lost`).
+ */
+export function openLoop(target: Target, rate: number, durationMs: number): Promise<LoadRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: OPEN_LOOP_CONNECTIONS });
+  const answers: Answer[] = [];
+  const total = Math.floor((rate * durationMs) / 1000);
+  const start = performance.now();
+  let sent = 0;
+  return new Promise((resolve) => {
+    let drainTimer: NodeJS.Timeout | undefined;
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(drainTimer);
+      agent.destroy();
+      const lost = sent - answers.length;
+      for (let i = 0; i < lost; i++) answers.push({ at: durationMs, status: 'lost', ms: DRAIN_MS });
+      resolve({ durationMs, sent, answers });
+    };
+    const tick = (): void => {
+      const now = performance.now() - start;
+      const due = Math.min(total, Math.floor((now * rate) / 1000));
+      for (; sent < due; sent++) {
+        const at = (sent * 1000) / rate;
+        send(agent, target, target.next(sent), (status) => {
+          answers.push({ at, status, ms: performance.now() - start - at });
+          if (sent === total && answers.length === total) finish();
+        });
+      }
+      if (sent < total) setTimeout(tick, 1);
+      else drainTimer = setTimeout(finish, DRAIN_MS);
+    };
+    tick();
+  });
+}
+
+/**
+ * Closed loop: `connections` clients, each sending its next request once answered, for
+ * `durationMs`: the rate the server sustains when it sets the pace itself.
+ */
+export async function closedLoop(
+  target: Target,
+  connections: number,
+  durationMs: number,
+): Promise<LoadRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const answers: Answer[] = [];
+  const start = performance.now();
+  let sent = 0;
+  const client = async (): Promise<void> => {
+    while (performance.now() - start < durationMs) {
+      const at = performance.now() - start;
+      const status = await new Promise<number | string>((resolve) =>
+        send(agent, target, target.next(sent++), resolve),
+      );
+      answers.push({ at, status, ms: performance.now() - start - at });
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, client));
+  agent.destroy();
+  return { durationMs: performance.now() - start, sent, answers };
+}
+
+/** The `p`-th percentile (0 to 100) of some times, in ms; 0 when there are none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
