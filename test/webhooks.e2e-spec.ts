@@ -2,69 +2,28 @@
  * Events and webhooks, through HTTP with a real receiver on loopback: every message verified
  * with the `standardwebhooks` package, as a receiver would, never with the service's own code.
  */
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { createAdminApp } from '../src/admin/admin-app';
 import { MetricsService } from '../src/metrics/metrics.service';
 import { WebhookResolver } from '../src/webhooks/webhook-addresses';
 import { eventually } from './support/eventually';
 import { insertOrders } from './support/orders';
-import { createTestApp, type TestApp } from './support/test-app';
 import { type Received, WebhookReceiver } from './support/webhook-receiver';
-
-const LOOPBACK_ENV = {
-  WEBHOOK_ALLOW_HTTP: 'true',
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-  WEBHOOK_RETRY_SECONDS: '1,1,1',
-  WEBHOOK_TIMEOUT_MS: '1500',
-};
-
-interface Suite {
-  t: TestApp;
-  admin: NestExpressApplication;
-  adminKey: string;
-  keysAdminKey: string;
-  close(): Promise<void>;
-}
-
-async function startSuite(env: Record<string, string> = {}, databaseUrl?: string): Promise<Suite> {
-  const t = await createTestApp({ env: { ...LOOPBACK_ENV, ...env }, databaseUrl });
-  const admin = await createAdminApp(t.app, { logger: false });
-  const { key } = await t.keys.issue({
-    plan: 'enterprise',
-    name: 'webhooks-admin',
-    limits: { perMinute: 1_000_000, perDay: 1_000_000_000 },
-    scopes: ['webhooks:admin'],
-  });
-  const keysAdmin = await t.keys.issue({
-    plan: 'enterprise',
-    name: 'keys-admin',
-    limits: { perMinute: 1_000_000, perDay: 1_000_000_000 },
-    scopes: ['keys:admin'],
-  });
-  return {
-    t,
-    admin,
-    adminKey: key,
-    keysAdminKey: keysAdmin.key,
-    close: async () => {
-      await admin.close();
-      await t.close();
-    },
-  };
-}
-
-type Method = 'get' | 'post' | 'patch' | 'delete';
-
-function adminCall(s: Suite, method: Method, path: string, body?: object | string): request.Test {
-  const req = request(s.admin.getHttpServer())
-    [method](path)
-    .set('Authorization', `Bearer ${s.adminKey}`);
-  return body === undefined ? req : req.send(body);
-}
+import {
+  addEndpoint,
+  adminCall,
+  cancel,
+  cancelNew,
+  type DeliveryJson,
+  deliveryOf,
+  LOOPBACK_ENV,
+  received,
+  startWebhookSuite as startSuite,
+  type WebhookSuite as Suite,
+  webhookIdOf,
+} from './support/webhook-suite';
 
 /** The message verified as a receiver does it: throws unless a signature matches `secret`. */
 function verified(
@@ -76,79 +35,6 @@ function verified(
     'webhook-timestamp': String(r.headers['webhook-timestamp']),
     'webhook-signature': String(r.headers['webhook-signature']),
   }) as { type: string; timestamp: string; data: Record<string, unknown> };
-}
-
-async function addEndpoint(
-  s: Suite,
-  url: string,
-  events: string[] = ['order.cancelled'],
-): Promise<{ id: string; secret: string }> {
-  const res = await adminCall(s, 'post', '/admin/v1/webhooks', { url, events }).expect(201);
-  return res.body as { id: string; secret: string };
-}
-
-/** The first `count` messages of an event the receiver got, waiting up to `timeoutMs`. */
-async function received(
-  receiver: WebhookReceiver,
-  webhookId: string,
-  count: number,
-  timeoutMs: number,
-): Promise<Received[]> {
-  return await eventually(
-    () => Promise.resolve(receiver.of(webhookId)),
-    (r) => r.length >= count,
-    timeoutMs,
-  );
-}
-
-async function cancel(s: Suite, id: string): Promise<void> {
-  await request(s.t.http)
-    .delete(`/v1/store/orders/${id}`)
-    .set('Authorization', `Bearer ${s.t.key}`)
-    .set('X-Request-Id', `req-cancel-${id}`)
-    .expect(204);
-}
-
-/** The id of the audit event that a cancellation of `orderId` wrote, as the message's webhook-id. */
-async function webhookIdOf(s: Suite, target: string): Promise<string> {
-  const { rows } = await s.t.db.query<{ id: string }>(
-    'SELECT max(id) AS id FROM audit_events WHERE target = $1',
-    [target],
-  );
-  return `evt_${rows[0].id}`;
-}
-
-interface DeliveryJson {
-  id: string;
-  eventId: string;
-  type: string;
-  status: string;
-  attempts: number;
-  lastStatusCode?: number;
-  lastError?: string;
-  nextAttemptAt?: string;
-  deliveredAt?: string;
-}
-
-/**
- * The delivery of an event to an endpoint, once there: an event fans out into its deliveries
- * after its change committed, within the time a delivery has to start.
- */
-async function deliveryOf(s: Suite, endpointId: string, eventId: string): Promise<DeliveryJson> {
-  const page = await eventually(
-    async () => {
-      const res = await adminCall(
-        s,
-        'get',
-        `/admin/v1/webhooks/${endpointId}/deliveries?limit=100`,
-      );
-      expect(res.status).toBe(200);
-      return res.body as { data: DeliveryJson[] };
-    },
-    (body) => body.data.some((d) => d.eventId === eventId),
-    5000,
-  );
-  return page.data.find((d) => d.eventId === eventId) as DeliveryJson;
 }
 
 async function settled(
@@ -178,13 +64,6 @@ async function insertManyOrders(s: Suite, count: number): Promise<string[]> {
     [count],
   );
   return rows.map((row) => row.id);
-}
-
-/** Cancels a new order; answers the event's webhook-id. */
-async function cancelNew(s: Suite): Promise<string> {
-  const [id] = await insertOrders(s.t.db, [{ petId: '1', quantity: 1 }]);
-  await cancel(s, id);
-  return await webhookIdOf(s, `order:${id}`);
 }
 
 describe('webhooks', () => {

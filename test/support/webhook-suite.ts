@@ -74,18 +74,29 @@ export async function addEndpoint(
   return res.body as { id: string; secret: string };
 }
 
-/** Cancels a new order; answers the event's webhook-id. */
-export async function cancelNew(s: WebhookSuite): Promise<string> {
-  const [id] = await insertOrders(s.t.db, [{ petId: '1', quantity: 1 }]);
+/** Cancels the order `id` over HTTP, with a request id of its own. */
+export async function cancel(s: WebhookSuite, id: string): Promise<void> {
   await request(s.t.http)
     .delete(`/v1/store/orders/${id}`)
     .set('Authorization', `Bearer ${s.t.key}`)
+    .set('X-Request-Id', `req-cancel-${id}`)
     .expect(204);
+}
+
+/** The id of the audit event that a change of `target` wrote last, as the message's webhook-id. */
+export async function webhookIdOf(s: WebhookSuite, target: string): Promise<string> {
   const { rows } = await s.t.db.query<{ id: string }>(
     'SELECT max(id) AS id FROM audit_events WHERE target = $1',
-    [`order:${id}`],
+    [target],
   );
   return `evt_${rows[0].id}`;
+}
+
+/** Cancels a new order; answers the event's webhook-id. */
+export async function cancelNew(s: WebhookSuite): Promise<string> {
+  const [id] = await insertOrders(s.t.db, [{ petId: '1', quantity: 1 }]);
+  await cancel(s, id);
+  return await webhookIdOf(s, `order:${id}`);
 }
 
 export interface DeliveryJson {
