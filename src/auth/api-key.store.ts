@@ -261,6 +261,14 @@ export class ApiKeyStore {
    * stands. Decided by the conditional UPDATE under the row's lock: of two revokes racing, one
    * changes the key.
    */
+  /** The stored hash of the key with this id. */
+  async hashOf(id: string): Promise<string> {
+    const key = await this.dataSource
+      .getRepository(ApiKey)
+      .findOneOrFail({ where: { id }, select: { id: true, keyHash: true } });
+    return key.keyHash;
+  }
+
   async revoke(
     ref: string,
     manager: EntityManager = this.dataSource.manager,

@@ -35,9 +35,9 @@ import './key.events';
     },
     {
       provide: KeysService,
-      inject: [DataSource, ApiKeyStore, AuditTrail],
-      useFactory: (ds: DataSource, store: ApiKeyStore, trail: AuditTrail) =>
-        new KeysService(ds, store, trail),
+      inject: [DataSource, ApiKeyStore, AuditTrail, KeyCache],
+      useFactory: (ds: DataSource, store: ApiKeyStore, trail: AuditTrail, cache: KeyCache) =>
+        new KeysService(ds, store, trail, cache),
     },
     KeyCache,
     LastUseRecorder,

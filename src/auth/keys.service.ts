@@ -9,6 +9,7 @@ import {
   KeySummary,
   Rotation,
 } from './api-key.store';
+import type { KeyCache } from './key-cache';
 import { KeyAuditActions, keyTarget } from './key.audit';
 
 export interface RotateKeyRequest {
@@ -33,6 +34,8 @@ export class KeysService {
     private readonly dataSource: DataSource,
     private readonly store: ApiKeyStore,
     private readonly trail: AuditTrail,
+    /** This process's key cache, where it serves requests (not in the keys tool). */
+    private readonly cache?: KeyCache,
   ) {}
 
   create(request: IssueKeyRequest, by: AuditActor): Promise<IssuedKey> {
@@ -52,14 +55,20 @@ export class KeysService {
     });
   }
 
-  revoke(ref: string, by: AuditActor): Promise<{ key: KeySummary; alreadyRevoked: boolean }> {
-    return this.dataSource.transaction(async (manager) => {
+  async revoke(ref: string, by: AuditActor): Promise<{ key: KeySummary; alreadyRevoked: boolean }> {
+    const revoked = await this.dataSource.transaction(async (manager) => {
       const revoked = await this.store.revoke(ref, manager);
       if (!revoked.alreadyRevoked) {
         await this.trail.record(manager, event(by, KeyAuditActions.REVOKED, revoked.key.id));
       }
       return revoked;
     });
+    // Refused by this process at once, without waiting for the feed of key changes to say so
+    // (other instances learn it from the feed).
+    if (this.cache !== undefined && !revoked.alreadyRevoked) {
+      this.cache.keyChanged(await this.store.hashOf(revoked.key.id));
+    }
+    return revoked;
   }
 
   /** Lifts the ban of the key's rotation family; the event's target is the key named. */
