@@ -1,12 +1,14 @@
 import type { PinoLogger } from 'nestjs-pino';
+import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
-import type { DataSource } from 'typeorm';
 import { auditEventJson } from '../audit/audit-event';
 import type { Consumer, RelayedEvent } from './event-consumer';
-import { inTransaction } from './job-queue';
 
 /** Events relayed by one transaction, at most. */
 export const RELAY_BATCH = 1000;
+
+/** Longest one statement of the relay may run, in ms: a batch is a few short statements. */
+export const RELAY_STATEMENT_TIMEOUT_MS = 30_000;
 
 /** How often an idle relay looks for new events, in ms. */
 const RELAY_POLL_MS = 200;
@@ -69,40 +71,68 @@ export class EventRelay {
   private stopped = false;
   private wake: (() => void) | undefined;
 
+  /**
+   * `pool`: a connection of the relay's own, apart from the one the requests share, so that its
+   * polling takes nothing from them.
+   */
   constructor(
-    private readonly db: DataSource,
+    private readonly pool: Pool,
     private readonly logger: PinoLogger,
   ) {}
 
   /** Relays one batch, if this process holds the cursor; answers how many events it relayed. */
   async relayOnce(boss: PgBoss, consumers: readonly Consumer[]): Promise<number> {
-    return await this.db.transaction(async (manager) => {
-      const [{ locked }] = await manager.query<{ locked: boolean }[]>(LOCK_SQL);
-      if (!locked) return 0;
-      const cursor = await manager.query<{ xid: string; event_id: string }[]>(CURSOR_SQL);
-      const rows = await manager.query<EventRow[]>(NEXT_EVENTS_SQL, [
-        cursor[0].xid,
-        cursor[0].event_id,
-        RELAY_BATCH,
-      ]);
-      if (rows.length === 0) return 0;
-      const db = await inTransaction(manager);
-      for (const consumer of consumers) {
-        const { retryLimit, retryDelaySeconds } = consumer.options;
-        const jobs = rows
-          .filter((row) => consumer.takes(row.action))
-          .map((row) => ({
-            data: relayedEvent(row),
-            retryLimit,
-            retryDelay: retryDelaySeconds,
-            retryBackoff: true,
-          }));
-        if (jobs.length > 0) await boss.insert(consumer.queue, jobs, { db });
-      }
-      const last = rows[rows.length - 1];
-      await manager.query(ADVANCE_SQL, [last.xid, last.id]);
-      return rows.length;
-    });
+    const client = await this.pool.connect();
+    const query = async <T>(text: string, values?: unknown[]): Promise<T[]> =>
+      (await client.query(text, values)).rows as T[];
+    try {
+      await client.query('BEGIN');
+      const relayed = await this.relayBatch(query, boss, consumers);
+      await client.query('COMMIT');
+      client.release();
+      return relayed;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection that failed is not given back to the pool.
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+  }
+
+  /** One batch, in the caller's transaction: the jobs and the cursor's move. */
+  private async relayBatch(
+    query: <T>(text: string, values?: unknown[]) => Promise<T[]>,
+    boss: PgBoss,
+    consumers: readonly Consumer[],
+  ): Promise<number> {
+    const [{ locked }] = await query<{ locked: boolean }>(LOCK_SQL);
+    if (!locked) return 0;
+    const cursor = await query<{ xid: string; event_id: string }>(CURSOR_SQL);
+    const rows = await query<EventRow>(NEXT_EVENTS_SQL, [
+      cursor[0].xid,
+      cursor[0].event_id,
+      RELAY_BATCH,
+    ]);
+    if (rows.length === 0) return 0;
+    // pg-boss writes the jobs with this transaction's connection: they commit with the cursor.
+    const db = {
+      executeSql: async (text: string, values?: unknown[]) => ({ rows: await query(text, values) }),
+    };
+    for (const consumer of consumers) {
+      const { retryLimit, retryDelaySeconds } = consumer.options;
+      const jobs = rows
+        .filter((row) => consumer.takes(row.action))
+        .map((row) => ({
+          data: relayedEvent(row),
+          retryLimit,
+          retryDelay: retryDelaySeconds,
+          retryBackoff: true,
+        }));
+      if (jobs.length > 0) await boss.insert(consumer.queue, jobs, { db });
+    }
+    const last = rows[rows.length - 1];
+    await query(ADVANCE_SQL, [last.xid, last.id]);
+    return rows.length;
   }
 
   /** Relays until stopped: batch after batch while there are events, else every 200 ms. */

@@ -8,8 +8,8 @@ import {
 import { ConfigModule } from '@nestjs/config';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { PinoLogger } from 'nestjs-pino';
-import { DataSource } from 'typeorm';
 import { APP_OPTIONS, type AppOptions } from '../database/app-options';
+import { DatabasePools } from '../database/database-pools';
 import { MetricsService } from '../metrics/metrics.service';
 import {
   type Consumer,
@@ -18,7 +18,7 @@ import {
   EventConsumer,
   type EventConsumerOptions,
 } from './event-consumer';
-import { EventRelay } from './event-relay';
+import { EventRelay, RELAY_STATEMENT_TIMEOUT_MS } from './event-relay';
 import { EventWorkers } from './event-workers';
 import { type EventsSettings, eventsSettings, runsWorker } from './events.settings';
 import { JobQueue } from './job-queue';
@@ -94,10 +94,15 @@ class EventsLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
     },
     {
       provide: EventRelay,
-      inject: [DataSource, PinoLogger],
-      useFactory: (db: DataSource, logger: PinoLogger) => {
+      inject: [DatabasePools, PinoLogger],
+      useFactory: (pools: DatabasePools, logger: PinoLogger) => {
         logger.setContext('Events');
-        return new EventRelay(db, logger);
+        const pool = pools.createPool({
+          name: 'event relay',
+          size: 1,
+          statementTimeoutMs: RELAY_STATEMENT_TIMEOUT_MS,
+        });
+        return new EventRelay(pool, logger);
       },
     },
     {
