@@ -23,6 +23,7 @@ const execFileAsync = promisify(execFile);
 export const ADDRESS = {
   app1: '127.0.0.11',
   app2: '127.0.0.12',
+  worker: '127.0.0.13',
   postgres: '127.0.0.20',
   redis: '127.0.0.21',
   prometheus: '127.0.0.30',
@@ -202,7 +203,7 @@ export class Stack {
    * An instance as compose runs it, with the compose environment, on its own loopback address
    * (HOST). The image's HEALTHCHECK probes 127.0.0.1, where this instance does not listen: off.
    */
-  async startInstance(name: Instance): Promise<void> {
+  async startInstance(name: Instance | 'worker'): Promise<void> {
     const grace = Number.parseInt(compose.services[name].stop_grace_period ?? '30', 10);
     await docker(
       ...this.runArgs(name),
@@ -255,6 +256,14 @@ export class Stack {
     await this.seedOrders(orders);
     await Promise.all(INSTANCES.map((name) => this.startInstance(name)));
     await Promise.all(INSTANCES.map((name) => this.waitReady(name)));
+    // The worker (relay, consumers, webhook attempts) serves no HTTP: its metrics say it is up.
+    await this.startInstance('worker');
+    await until('worker up', 60_000, async () =>
+      httpRequest(`http://${ADDRESS.worker}:9464/metrics`, { timeoutMs: 2_000 }).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    );
     await this.startFront();
     return { load: await this.issueKey('enterprise'), databaseUrl: this.migrateUrl };
   }
