@@ -39,6 +39,29 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** SQLSTATEs of a connection the server ended: shutdown (57P01-57P02) and class 08. */
+const LOST_SQLSTATES = /^(08...|57P0[12])$/;
+
+/**
+ * Whether a statement failed because its connection was gone (terminated by the server, reset,
+ * closed) rather than because of the statement. A read failing so never reached the database's
+ * answer and may be sent again on another connection.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; isObject(e) && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (LOST_SQLSTATES.test(code) || LOST_SOCKET_CODES.has(code))) {
+      return true;
+    }
+    if (typeof message === 'string' && LOST_MESSAGES.test(message)) return true;
+    e = e instanceof QueryFailedError ? e.driverError : (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+const LOST_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+const LOST_MESSAGES = /^(Connection terminated|Client has encountered a connection error)/;
+
 /**
  * node-postgres's error for a query that waited its whole connect timeout in the queue of a full
  * pool: the database answers, every connection is busy. An overload, not an outage.

@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { AuditActor } from '../audit/audit-event';
 import { ApiException } from '../common/errors/api.exception';
+import { isConnectionLost } from '../database/database-errors';
 import { databaseSettings, type DatabaseEnvironment } from '../database/database.settings';
 import { pgPoolOf } from '../platform/pg-pool';
 import { PoolShare } from '../database/pool-share';
@@ -21,6 +22,9 @@ import {
 } from './orders.sql';
 import { OrderListStream, wholeListJson } from './order-list-stream';
 import { OrderStatus } from './order-status';
+
+/** Tries of a list batch whose connection keeps turning out to be gone. */
+const LOST_CONNECTION_ATTEMPTS = 3;
 
 /** The list's statements, answering each row as an array of its columns. */
 const FIRST_ORDERS_AS_ARRAYS = { ...FIRST_ORDERS, rowMode: 'array' } as const;
@@ -69,11 +73,22 @@ export class OrdersService {
     );
   }
 
+  /**
+   * A batch whose connection turns out to be gone (the server ended it while it sat idle in the
+   * pool, and the pool had not heard yet) is read again on another: a read repeated is the same
+   * read, and a stream cut mid-list would cost the client the whole list.
+   */
   private async ordersAfter(lastId: string): Promise<OrderRow[]> {
-    const { rows } = await this.pool.query<OrderRow>(configInheriting(ORDERS_AFTER_AS_ARRAYS), [
-      lastId,
-    ]);
-    return rows;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { rows } = await this.pool.query<OrderRow>(configInheriting(ORDERS_AFTER_AS_ARRAYS), [
+          lastId,
+        ]);
+        return rows;
+      } catch (error) {
+        if (attempt >= LOST_CONNECTION_ATTEMPTS || !isConnectionLost(error)) throw error;
+      }
+    }
   }
 
   /**
