@@ -6,11 +6,13 @@ export const AuthErrors = defineErrorCodes({
   UNAUTHORIZED: {
     status: HttpStatus.UNAUTHORIZED,
     message: 'A valid API key is required: send Authorization: Bearer <API_KEY>',
+    when: 'missing or invalid API key',
   },
   /** A valid key without the scope the route needs; the message names the scope. */
   INSUFFICIENT_SCOPE: {
     status: HttpStatus.FORBIDDEN,
     message: 'The API key lacks the scope this operation requires',
+    when: 'a valid key without the scope the operation needs; `WWW-Authenticate` names it (see [Authentication](#authentication))',
   },
 });
 

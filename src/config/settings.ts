@@ -23,7 +23,7 @@ export interface Setting<T> {
   rule: Rule<T>;
   /** Its value when unset or empty; none: the setting is `undefined` when unset. */
   default?: T;
-  /** What it does, as docs/configuration.md shows it (`npm run docs:config`). */
+  /** What it does, as docs/configuration.md shows it (`npm run generate`). */
   description: string;
   /** A secret (a password, a key): its value is never printed, its default included. */
   sensitive?: boolean;

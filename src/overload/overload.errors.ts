@@ -6,5 +6,6 @@ export const OverloadErrors = defineErrorCodes({
   OVERLOADED: {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     message: 'The service is overloaded and refused this request before any work; retry later',
+    when: 'the instance is overloaded and refused the request before doing anything (see [Overload](#overload)); `Retry-After` says when to retry',
   },
 });

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { defineErrorCodes } from '../common/errors/error-code';
+import { ADMIN_API, defineErrorCodes } from '../common/errors/error-code';
 
 /** The errors of the webhooks' routes, on the admin API (its document lists them). */
 export const WebhookErrors = defineErrorCodes(
@@ -7,11 +7,13 @@ export const WebhookErrors = defineErrorCodes(
     WEBHOOK_NOT_FOUND: {
       status: HttpStatus.NOT_FOUND,
       message: 'No webhook endpoint with this id exists',
+      when: 'no [webhook endpoint](webhooks.md) with this id (every webhooks route with an unknown id)',
     },
     DELIVERY_NOT_FOUND: {
       status: HttpStatus.NOT_FOUND,
       message: 'No delivery with this id exists for this endpoint',
+      when: 'no delivery with this id for this endpoint (send again)',
     },
   },
-  { api: 'admin' },
+  { api: ADMIN_API },
 );

@@ -45,7 +45,7 @@ describe('the TypeScript client package', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('holds the types generated from the documents the service serves (regenerate: UPDATE_CLIENT_TYPES=1)', async () => {
+  it('holds the types generated from the documents the service serves (regenerate: npm run generate)', async () => {
     const out = join(dir, 'generated');
     const script = join(PACKAGE, 'scripts/generate-types.mts');
     await exec(process.execPath, [script, service.url, service.adminUrl, out]);
