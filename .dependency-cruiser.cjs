@@ -1,55 +1,10 @@
 /**
- * Which folder of src/ may import which: the allowed direction of each, written once. Lint
- * (`npm run lint`) refuses any other import between folders, so no two folders depend on each
- * other. Drawn in docs/architecture.md ("Layout and rules"); a new feature folder gets a line here.
- * Specs are left out: a unit spec may assemble what it tests from anywhere.
+ * The lint's rules for imports between the folders of src/, made from scripts/folders.cjs (where
+ * each layer's allowed direction is written once, and features need no line): `npm run lint`
+ * refuses any other import, so no two folders depend on each other. Drawn in
+ * docs/architecture.md ("Folder dependencies") from the same file by `npm run generate`.
  */
-const MAY_IMPORT = {
-  // Wrappers over Node's and libraries' internals: nothing of the application.
-  platform: [],
-  // defineSettings and the start-up validation of every module's settings.
-  config: [],
-  // Filters, HTTP helpers and the HTTP server's settings, error codes, int64: no feature.
-  common: ['config', 'platform'],
-  plans: [],
-  tracing: [],
-  redis: ['config'],
-  metrics: ['common', 'config', 'database', 'platform'],
-  database: ['common', 'config', 'platform'],
-  audit: ['common', 'database'],
-  // Features.
-  auth: ['audit', 'common', 'config', 'database', 'plans'],
-  logging: ['auth', 'common', 'config', 'platform', 'tracing'],
-  'rate-limit': ['auth', 'common', 'config', 'metrics', 'plans', 'platform', 'redis'],
-  // Load shedding: the first guard of the API, reading the key cache.
-  overload: ['auth', 'common', 'config', 'metrics'],
-  guards: ['auth', 'rate-limit'],
-  openapi: ['auth', 'common', 'config', 'overload', 'plans', 'rate-limit'],
-  health: ['auth', 'common', 'config', 'database', 'metrics', 'redis'],
-  orders: ['audit', 'auth', 'common', 'config', 'database', 'openapi', 'platform'],
-  cli: ['audit', 'auth', 'common', 'config', 'database', 'plans'],
-  // The relay of committed audit events to the consumers modules declare, and pg-boss.
-  events: ['audit', 'common', 'config', 'database', 'metrics', 'platform'],
-  // Webhooks: a consumer of the relayed events (their objects as the emitting modules declare
-  // them), and a scope of their own (auth's declarations).
-  webhooks: ['audit', 'auth', 'common', 'config', 'database', 'events', 'metrics', 'platform'],
-  // The admin application: the API application's setup (app.setup.ts) and the features it serves.
-  admin: [
-    'app',
-    'audit',
-    'auth',
-    'common',
-    'config',
-    'database',
-    'guards',
-    'logging',
-    'metrics',
-    'openapi',
-    'plans',
-    'rate-limit',
-    'webhooks',
-  ],
-};
+const { DECLARATIONS, FEATURES_MAY_IMPORT, LAYERS } = require('./scripts/folders.cjs');
 
 /**
  * The application's own files at the top of src/ (app.module.ts, app.setup.ts): no admin, no
@@ -59,19 +14,37 @@ const MAY_IMPORT = {
 const APP_FILES = '^src/app[.][^/]+$';
 
 const folder = (name) => (name === 'app' ? APP_FILES : `^src/${name}/`);
+const SPEC = '[.]spec[.]ts$';
+const LAYER_FOLDERS = `^src/(${Object.keys(LAYERS).join('|')})/`;
 
 module.exports = {
   forbidden: [
-    ...Object.entries(MAY_IMPORT).map(([from, allowed]) => ({
+    ...Object.entries(LAYERS).map(([from, allowed]) => ({
       name: `${from}-imports`,
       comment: `src/${from}/ may import only ${allowed.length ? allowed.join(', ') : 'libraries'}`,
       severity: 'error',
-      from: { path: `^src/${from}/`, pathNot: '[.]spec[.]ts$' },
+      from: { path: `^src/${from}/`, pathNot: SPEC },
       to: {
         path: '^src/',
         pathNot: [`^src/${from}/`, ...allowed.map(folder)],
       },
     })),
+    {
+      name: 'feature-imports',
+      comment:
+        `a feature may import only ${FEATURES_MAY_IMPORT.join(', ')}, and of another feature ` +
+        `its declarations (*.{${DECLARATIONS.join(',')}}.ts)`,
+      severity: 'error',
+      from: { path: '^src/([^/]+)/', pathNot: [LAYER_FOLDERS, SPEC] },
+      to: {
+        path: '^src/',
+        pathNot: [
+          '^src/$1/',
+          ...FEATURES_MAY_IMPORT.map(folder),
+          `^src/[^/]+/[^/]+[.](${DECLARATIONS.join('|')})[.]ts$`,
+        ],
+      },
+    },
     {
       name: 'app-imports',
       comment:
@@ -79,13 +52,6 @@ module.exports = {
       severity: 'error',
       from: { path: APP_FILES },
       to: { path: ['^src/admin/', '^src/main[.]'] },
-    },
-    {
-      name: 'unknown-folder',
-      comment: 'a folder of src/ that .dependency-cruiser.cjs does not place: give it a line there',
-      severity: 'error',
-      from: { path: '^src/[^/]+/', pathNot: `^src/(${Object.keys(MAY_IMPORT).join('|')})/` },
-      to: {},
     },
   ],
   options: {

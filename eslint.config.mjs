@@ -85,6 +85,7 @@ export default tseslint.config(
       'test/stack/jest.config.js',
       'eslint.config.mjs',
       '.dependency-cruiser.cjs',
+      'scripts/folders.cjs',
       // The TypeScript client's build, and its types generated from the served documents.
       'clients/typescript/dist/**',
       'clients/typescript/src/generated/**',

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { featureFolders, folderDrawing, withFolderDrawing } from '../scripts/architecture';
 import { ADMIN_API } from '../src/admin/admin.errors';
 import { registeredErrorCodes } from '../src/common/errors/error-code';
 // Every module's settings are declared as its files load: the application's, all of them.
@@ -84,6 +85,32 @@ describe('documentation', () => {
       const known = new Set(stdout.split('\n'));
       const unknown = [...documented.keys()].filter((name) => !known.has(name));
       expect(unknown).toEqual([]);
+    });
+  });
+
+  describe('docs/architecture.md', () => {
+    const document = read('docs/architecture.md');
+
+    it('draws the folders as the lint places them (npm run generate writes it)', () => {
+      const state = withFolderDrawing(document) === document ? 'current' : 'stale';
+      expect(`docs/architecture.md is ${state}`).toBe('docs/architecture.md is current');
+    });
+
+    it('places every folder of src/, and lays each out', () => {
+      const folders = readdirSync(join(REPO_ROOT, 'src'), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name);
+      expect(folders.length).toBeGreaterThan(15);
+      const drawing = folderDrawing();
+      const layout = document.slice(document.indexOf('## Layout and rules'));
+      for (const folder of folders) {
+        expect({ folder, drawn: drawing.includes(`${folder}/`) }).toEqual({ folder, drawn: true });
+        expect({ folder, laidOut: new RegExp(`^  ${folder}/`, 'm').test(layout) }).toEqual({
+          folder,
+          laidOut: true,
+        });
+      }
+      expect(featureFolders()).toEqual(expect.arrayContaining(['orders', 'webhooks']));
     });
   });
 
