@@ -96,15 +96,18 @@ describe('documentation', () => {
       expect(`docs/architecture.md is ${state}`).toBe('docs/architecture.md is current');
     });
 
-    it('places every folder of src/, and lays each out', () => {
+    it('draws every folder of src/, and lays out every layer', () => {
       const folders = readdirSync(join(REPO_ROOT, 'src'), { withFileTypes: true })
         .filter((entry) => entry.isDirectory())
         .map((entry) => entry.name);
       expect(folders.length).toBeGreaterThan(15);
       const drawing = folderDrawing();
-      const layout = document.slice(document.indexOf('## Layout and rules'));
       for (const folder of folders) {
         expect({ folder, drawn: drawing.includes(`${folder}/`) }).toEqual({ folder, drawn: true });
+      }
+      // A feature module's folder is laid out by its team, not here: the layers are.
+      const layout = document.slice(document.indexOf('## Layout and rules'));
+      for (const folder of folders.filter((name) => !featureFolders().includes(name))) {
         expect({ folder, laidOut: new RegExp(`^  ${folder}/`, 'm').test(layout) }).toEqual({
           folder,
           laidOut: true,
