@@ -95,7 +95,7 @@ describe('a module owns its entity and migration', () => {
 
   it('reads its table through its entity, registered by its module', async () => {
     const res = await api(t).get('/v1/widget-crates/parts').expect(200);
-    expect(res.body).toEqual([{ id: 1, name: 'cog' }]);
+    expect(res.body).toEqual([{ id: '1', name: 'cog' }]);
     const { rows } = await t.db.query<{ name: string }>(
       `SELECT name FROM typeorm_migrations WHERE name = 'CreateWidgetParts1764300000000'`,
     );
