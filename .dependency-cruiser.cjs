@@ -21,8 +21,9 @@ const MAY_IMPORT = {
   auth: ['audit', 'common', 'config', 'database', 'plans'],
   logging: ['auth', 'common', 'config', 'platform', 'tracing'],
   'rate-limit': ['auth', 'common', 'config', 'metrics', 'plans', 'platform', 'redis'],
-  // Load shedding: the first guard of the API, reading the key cache.
-  overload: ['auth', 'common', 'config', 'metrics'],
+  // Load shedding: the API's first middleware, reading the key cache and, for a refusal, where
+  // the client's rate-limit window stands.
+  overload: ['auth', 'common', 'config', 'metrics', 'rate-limit'],
   guards: ['auth', 'rate-limit'],
   openapi: ['auth', 'common', 'config', 'overload', 'plans', 'rate-limit'],
   health: ['auth', 'common', 'config', 'database', 'metrics', 'redis'],
