@@ -25,8 +25,8 @@ const LAYERS = {
   auth: ['audit', 'common', 'config', 'database', 'plans'],
   logging: ['auth', 'common', 'config', 'platform', 'tracing'],
   'rate-limit': ['auth', 'common', 'config', 'metrics', 'plans', 'platform', 'redis'],
-  // Load shedding: the first guard of the API, reading the key cache.
-  overload: ['auth', 'common', 'config', 'metrics'],
+  // Load shedding at the door: the API's first middleware, reading the key cache and routes.
+  overload: ['auth', 'common', 'config', 'metrics', 'rate-limit'],
   guards: ['auth', 'rate-limit'],
   openapi: ['auth', 'common', 'config', 'overload', 'plans', 'rate-limit'],
   health: ['auth', 'common', 'config', 'database', 'metrics', 'redis'],

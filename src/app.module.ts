@@ -1,5 +1,4 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { APP_OPTIONS, AppOptions } from './database/app-options';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
@@ -13,7 +12,6 @@ import { shutdownSettings, type ShutdownSettings } from './health/shutdown.setti
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
-import { AdmissionGuard } from './overload/admission.guard';
 import { OverloadModule } from './overload/overload.module';
 import { RateLimitStorageModule } from './rate-limit/rate-limit-storage.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
@@ -62,9 +60,6 @@ export class AppModule {
               },
             }),
         },
-        // Before the chain: what the instance cannot serve in time is refused before any work.
-        // Not in the admin application, which is never shed.
-        { provide: APP_GUARD, useExisting: AdmissionGuard },
         ...GUARD_CHAIN,
       ],
       exports: [APP_OPTIONS, JsonStreamSender],

@@ -14,6 +14,8 @@ import { answerClientErrors } from './platform/client-errors';
 import { ApiExpressAdapter } from './platform/http-server';
 import { REQUEST_LOG, ROOT_LOGGER } from './logging/logging.module';
 import { observeRequests } from './logging/observe-requests';
+import { requestId } from './logging/request-id';
+import { AdmissionMiddleware } from './overload/admission.middleware';
 import { MetricsService } from './metrics/metrics.service';
 import { SWAGGER_UI_PATH } from './openapi/openapi-paths';
 import { setupOpenApi } from './openapi/openapi-routes';
@@ -76,6 +78,8 @@ export interface AppSetupOptions {
   keepBody?: (req: Request, body: Buffer) => void;
   /** Serves the OpenAPI documents and Swagger UI; the API's own ({@link setupOpenApi}) by default. */
   documents?: (app: NestExpressApplication) => void;
+  /** Never sheds load (the admin API); the API sheds by {@link AdmissionMiddleware}. */
+  neverShed?: boolean;
 }
 
 /**
@@ -101,16 +105,27 @@ export function configureApp(
     clientErrorAnswer,
   );
   app.disable('x-powered-by');
-  // What every request goes through before routing, as one router layer (inOneLayer): first
-  // the observer, so that every response has an id, every request is timed and logged and every
+  // What every request goes through before routing, as one router layer (inOneLayer): first,
+  // when shedding is on, admission control, so that a refusal costs next to nothing; then the
+  // observer, so that every response has an id, every request is timed and logged and every
   // response gets the headers, errors included (a body over the limit, a path that cannot be
   // decoded); then, unless a proxy in front does it (COMPRESSION=off), gzip or brotli, streamed
   // lists included; last the body limit, before the router: a body over 16 KiB is refused
   // whatever the path, known or not.
+  const securityHeaders = setStaticHeaders(apiSecurityHeaders);
+  const admission = options.neverShed ? undefined : app.get(AdmissionMiddleware);
   app.use(
     inOneLayer([
+      ...(admission?.enabled
+        ? [
+            admission.handler((req, res) => {
+              requestId(req, res);
+              void securityHeaders(req, res, () => undefined);
+            }),
+          ]
+        : []),
       observeRequests(app.get(MetricsService), app.get(REQUEST_LOG)),
-      setStaticHeaders(apiSecurityHeaders),
+      securityHeaders,
       ...(http.COMPRESSION === 'on' ? [compressResponses()] : []),
       limitRequestBodies(options.keepBody),
     ]),

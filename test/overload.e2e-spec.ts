@@ -1,6 +1,8 @@
 import { PinoLogger } from 'nestjs-pino';
 import { generateApiKey } from '../src/auth/api-key';
 import { MetricsService } from '../src/metrics/metrics.service';
+import { PlanThrottlerGuard } from '../src/rate-limit/plan-throttler.guard';
+import { startAdminApp } from './support/admin-app';
 import { AdmissionControl, type Criticality } from '../src/overload/admission-control';
 import { api, expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
@@ -100,6 +102,27 @@ describe('load shedding by criticality', () => {
     hold(LIMIT);
     await suite.client.get('/health/live').expect(200);
     await suite.client.get('/health/ready').expect(200);
+  });
+
+  it('never refuses the admin listener', async () => {
+    const admin = await startAdminApp(suite.t);
+    try {
+      hold(LIMIT);
+      await admin.call('get', '/admin/v1/keys').expect(200);
+    } finally {
+      await admin.admin.close();
+    }
+  });
+
+  it("refuses at the door: the route's guards, and so the database, never see the request", async () => {
+    const guard = jest.spyOn(PlanThrottlerGuard.prototype, 'canActivate');
+    hold(LIMIT);
+    expectOverloaded(await suite.client.get('/v1/store/orders'));
+    expect(guard).not.toHaveBeenCalled();
+    held.forEach((admittedAt) => suite.t.app.get(AdmissionControl).release(admittedAt));
+    held = [];
+    await suite.client.get('/v1/store/orders').expect(200);
+    expect(guard).toHaveBeenCalledTimes(1);
   });
 
   it('counts refused requests by route in /metrics, with the limit and the requests in flight', async () => {

@@ -92,7 +92,7 @@ export async function createAdminApp(
     { bodyParser: false, abortOnError: false, ...nestOptions },
   );
   try {
-    configureApp(app, { keepBody: keepAdminBody, documents: setupAdminOpenApi });
+    configureApp(app, { keepBody: keepAdminBody, documents: setupAdminOpenApi, neverShed: true });
     await app.init();
     return app;
   } catch (error) {

@@ -1,18 +1,20 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { CommonModule } from '../common/common.module';
+import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { AdmissionControl } from './admission-control';
-import { AdmissionGuard } from './admission.guard';
+import { AdmissionMiddleware } from './admission.middleware';
 import { Gradient2Limit, GRADIENT2_DEFAULTS } from './gradient2-limit';
 import { overloadSettings, type OverloadSettings } from './overload.settings';
 import { ShedReport } from './shed-report';
 
 /**
- * Load shedding: the API's first guard ({@link AdmissionGuard}, placed in `app.module.ts`) refuses
- * what the instance cannot serve in time, by criticality, under an adaptive concurrency limit.
- * Owns its settings, its error code and its metrics.
+ * Load shedding: the API's first middleware ({@link AdmissionMiddleware}, placed by
+ * `configureApp`) refuses what the instance cannot serve in time, by criticality, under an
+ * adaptive concurrency limit. Owns its settings, its error code and its metrics.
  */
 @Module({
-  imports: [ConfigModule.forFeature(overloadSettings)],
+  imports: [CommonModule, RateLimitModule, ConfigModule.forFeature(overloadSettings)],
   providers: [
     {
       provide: AdmissionControl,
@@ -27,8 +29,8 @@ import { ShedReport } from './shed-report';
         ),
     },
     ShedReport,
-    AdmissionGuard,
+    AdmissionMiddleware,
   ],
-  exports: [AdmissionControl, AdmissionGuard],
+  exports: [AdmissionControl, AdmissionMiddleware],
 })
 export class OverloadModule {}

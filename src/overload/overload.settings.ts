@@ -12,7 +12,7 @@ export const overloadSettings = defineSettings(
       rule: oneOf(['on', 'off']),
       default: 'off',
       description:
-        'whether requests past the adaptive concurrency limit are refused at once with 503 `OVERLOADED` and `Retry-After` (`on`), or all let in to wait their turn (`off`, the default until refusals are cheap enough: see docs/operating.md). Health probes, the admin listener and `/metrics` are never refused',
+        'whether requests past the adaptive concurrency limit are refused at once, at the door, with 503 `OVERLOADED` and `Retry-After` (`on`), or all let in to wait their turn (`off`, the default while the refusals on a saturated machine are not yet answered within their target: see docs/operating.md). Health probes, the admin listener and `/metrics` are never refused',
     },
     OVERLOAD_MIN_CONCURRENCY: {
       rule: integer({ min: 1, max: 10000 }),

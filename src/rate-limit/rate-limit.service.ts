@@ -170,7 +170,11 @@ export class RateLimitService {
     }
   }
 
-  private async reportUncounted(req: Request, res: Response): Promise<void> {
+  /**
+   * Sets the headers of the request's binding window without counting the request: for a
+   * request refused unserved (the database is down, the instance overloaded).
+   */
+  async reportUncounted(req: Request, res: Response): Promise<void> {
     req.rateLimited = true;
     try {
       setRateLimitHeaders(res, await this.storage.peek(trackerOf(req), windowsFor(req)));

@@ -60,6 +60,11 @@ export class RouteTable {
     return this.entries.map((entry) => entry.route);
   }
 
+  /** Each route with its path's matcher (Express's own matching, case-sensitive). */
+  get matchers(): readonly (ServedRoute & { matches: MatchFunction<object> })[] {
+    return this.entries.map(({ route, matches }) => ({ ...route, matches }));
+  }
+
   /**
    * A route mounted on the HTTP adapter outside Nest's controllers (the OpenAPI documents, Swagger
    * UI), so that another method on its path is answered 405 like on any other known path.
