@@ -33,9 +33,13 @@ const LAYERS = {
   cli: ['audit', 'auth', 'common', 'config', 'database', 'plans'],
   // The relay of committed audit events to the consumers modules declare, and pg-boss.
   events: ['audit', 'common', 'config', 'database', 'metrics', 'platform'],
-  // The admin application: the API application's setup (app.setup.ts), the layers it serves,
-  // and the webhooks module's admin routes.
+  // What a module's routes on the admin API share: their declaration (found by the admin
+  // application), the body checks, the admin API's error codes.
+  'admin-routes': ['common', 'config'],
+  // The admin application: the API application's setup (app.setup.ts) and the layers it serves;
+  // the modules' admin routes are found at start, never imported.
   admin: [
+    'admin-routes',
     'app',
     'audit',
     'auth',
@@ -48,12 +52,12 @@ const LAYERS = {
     'openapi',
     'plans',
     'rate-limit',
-    'webhooks',
   ],
 };
 
 /** What a feature module may import of the layers. */
 const FEATURES_MAY_IMPORT = [
+  'admin-routes',
   'audit',
   'auth',
   'common',

@@ -10,8 +10,8 @@ import { errorCodeDescription } from '../openapi/document-text';
 import { BEARER_SCHEME, documentedCodes } from '../openapi/openapi-documents';
 import { SWAGGER_UI_PATH } from '../openapi/openapi-paths';
 import { describeRequiredScopes } from '../openapi/required-scopes.openapi';
-import { keepAdminBody } from './admin-body.pipe';
-import { ADMIN_API } from './admin.errors';
+import { keepAdminBody } from '../admin-routes/admin-body.pipe';
+import { ADMIN_API } from '../admin-routes/admin.errors';
 import { AdminAppModule } from './admin.module';
 
 /** Where the admin listener serves its document. */

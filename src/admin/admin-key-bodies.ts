@@ -11,10 +11,9 @@ import {
   Max,
   Min,
 } from 'class-validator';
+import { MAX_GRACE_SECONDS } from '../admin-routes/admin-bodies';
 import { type Plan, PLANS } from '../plans/plans';
 
-/** Longest grace period of a rotation, as the keys tool's longest duration: 100 years. */
-export const MAX_GRACE_SECONDS = 36_500 * 86_400;
 
 /**
  * A limit of the key's own (`perMinute`, `perDay`): its type here; that it is given for an

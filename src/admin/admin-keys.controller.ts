@@ -27,7 +27,7 @@ import { CommonErrors } from '../common/errors/error-code';
 import { parseRfc3339 } from '../common/rfc3339';
 import { planLimitsProblem } from '../plans/plans';
 import { ApiOperationResponses } from '../openapi/api-responses.decorator';
-import { adminBodyPipe, JsonBody, noBodyPipe } from './admin-body.pipe';
+import { adminBodyPipe, JsonBody, noBodyPipe } from '../admin-routes/admin-body.pipe';
 import { CreateKeyBody, RotateKeyBody } from './admin-key-bodies';
 import {
   adminIssuedKeyJson,
@@ -36,7 +36,7 @@ import {
   AdminKeyListSchema,
   AdminKeySchema,
 } from './admin-key.json';
-import { AdminErrors } from './admin.errors';
+import { AdminErrors } from '../admin-routes/admin.errors';
 import { parseAuditQuery } from './audit-query';
 import { AdminAuditPageSchema } from './admin-audit.schema';
 

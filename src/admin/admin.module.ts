@@ -1,4 +1,9 @@
-import { DynamicModule, Module, type INestApplicationContext } from '@nestjs/common';
+import {
+  DynamicModule,
+  type InjectionToken,
+  Module,
+  type INestApplicationContext,
+} from '@nestjs/common';
 import { ConfigModule as NestConfigModule } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
@@ -14,22 +19,43 @@ import { MetricsService } from '../metrics/metrics.service';
 import { KeyLookupBudget } from '../rate-limit/key-lookup-budget';
 import { RATE_LIMIT_STORAGE } from '../rate-limit/rate-limit.storage';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
-import { WebhooksService } from '../webhooks/webhooks.service';
+import { type AdminRoutes, declaredAdminRoutes } from '../admin-routes/admin-routes';
 import { AdminKeysController } from './admin-keys.controller';
-import { AdminWebhooksController } from './admin-webhooks.controller';
 
 /**
- * The admin API's routes, over the keys service of AuthModule and the webhooks service of
- * WebhooksModule (the API application's).
+ * The admin API's routes: the keys' (over AuthModule's keys service), then those each loaded
+ * module declares in its `<module>.admin.ts` (the webhooks').
  */
-@Module({
-  controllers: [AdminKeysController, AdminWebhooksController],
-})
-export class AdminModule {}
+@Module({})
+export class AdminModule {
+  static of(routes: readonly AdminRoutes[]): DynamicModule {
+    return {
+      module: AdminModule,
+      controllers: [AdminKeysController, ...routes.flatMap((r) => r.controllers)],
+    };
+  }
+}
+
+/** Whether the API application has a provider (the module that declares it is loaded). */
+function hasProvider(api: INestApplicationContext, token: InjectionToken): boolean {
+  try {
+    api.get<unknown>(token, { strict: false });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The declared admin routes whose module the API application loaded. */
+function loadedAdminRoutes(api: INestApplicationContext): AdminRoutes[] {
+  return declaredAdminRoutes().filter((routes) =>
+    routes.fromApi.every((token) => hasProvider(api, token)),
+  );
+}
 
 /**
  * What the admin application takes from the API's rather than building its own: the database
- * (TypeORM's DataSource and its pool), the webhooks' service, AuthModule's exports (and so its one key cache, kept
+ * (TypeORM's DataSource and its pool), what the modules' admin routes call, AuthModule's exports (and so its one key cache, kept
  * current by its one feed of key changes), the rate-limit storage and the metrics. None of the
  * keys' classes has a lifecycle hook; the DataSource is closed by the API's TypeORM module.
  */
@@ -41,7 +67,6 @@ const SHARED_WITH_API = [
   KeysService,
   RATE_LIMIT_STORAGE,
   MetricsService,
-  WebhooksService,
 ] as const;
 
 @Module({})
@@ -54,15 +79,16 @@ class SharedWithApiModule {
    * application closes: the Redis storage's (its unused leases handed back) can run twice, and
    * the shutdown (`main.shutdown.ts`) closes the admin application first, while the API's Redis client is still open.
    */
-  static of(api: INestApplicationContext): DynamicModule {
+  static of(api: INestApplicationContext, routes: readonly AdminRoutes[]): DynamicModule {
+    const shared = [...SHARED_WITH_API, ...routes.flatMap((r) => r.fromApi)];
     return {
       module: SharedWithApiModule,
       global: true,
-      providers: SHARED_WITH_API.map((token) => ({
+      providers: shared.map((token) => ({
         provide: token,
-        useValue: api.get<unknown>(token),
+        useValue: api.get<unknown>(token, { strict: false }),
       })),
-      exports: [...SHARED_WITH_API],
+      exports: shared,
     };
   }
 }
@@ -78,6 +104,7 @@ class SharedWithApiModule {
 @Module({})
 export class AdminAppModule {
   static forRoot(api: INestApplicationContext): DynamicModule {
+    const routes = loadedAdminRoutes(api);
     return {
       module: AdminAppModule,
       imports: [
@@ -86,9 +113,9 @@ export class AdminAppModule {
         NestConfigModule.forFeature(httpSettings),
         CommonModule,
         LoggingModule.forRoot(),
-        SharedWithApiModule.of(api),
+        SharedWithApiModule.of(api, routes),
         RateLimitModule,
-        AdminModule,
+        AdminModule.of(routes),
       ],
       providers: [DatabaseErrorsHook, ...GUARD_CHAIN],
     };

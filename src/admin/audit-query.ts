@@ -1,6 +1,6 @@
 import type { AuditQuery } from '../audit/audit-trail';
 import { ApiException } from '../common/errors/api.exception';
-import { AdminErrors } from './admin.errors';
+import { AdminErrors } from '../admin-routes/admin.errors';
 
 const PARAMETERS = ['action', 'actor', 'target', 'limit', 'cursor'] as const;
 

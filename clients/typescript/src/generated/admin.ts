@@ -407,7 +407,7 @@ export interface components {
              */
             actor: string;
             /** @enum {string} */
-            action: "key.created" | "key.rotated" | "key.revoked" | "key.unbanned" | "webhook.created" | "webhook.changed" | "webhook.removed" | "webhook.rotated" | "order.cancelled";
+            action: "key.created" | "key.rotated" | "key.revoked" | "key.unbanned" | "order.cancelled" | "webhook.created" | "webhook.changed" | "webhook.removed" | "webhook.rotated";
             /**
              * @description `key:<id>` or `order:<id>`.
              * @example order:4711

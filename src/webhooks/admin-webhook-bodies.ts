@@ -11,7 +11,7 @@ import {
   Max,
   Min,
 } from 'class-validator';
-import { MAX_GRACE_SECONDS } from './admin-key-bodies';
+import { MAX_GRACE_SECONDS } from '../admin-routes/admin-bodies';
 
 const URL_FIELD = {
   description:

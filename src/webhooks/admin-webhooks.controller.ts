@@ -27,10 +27,10 @@ import {
   WebhookLimitError,
   WebhookNotFoundError,
   WebhooksService,
-} from '../webhooks/webhooks.service';
-import { WebhookErrors } from '../webhooks/webhooks.errors';
-import { WebhookScopes } from '../webhooks/webhooks.scopes';
-import { adminBodyPipe, JsonBody, noBodyPipe } from './admin-body.pipe';
+} from './webhooks.service';
+import { WebhookErrors } from './webhooks.errors';
+import { WebhookScopes } from './webhooks.scopes';
+import { adminBodyPipe, JsonBody, noBodyPipe } from '../admin-routes/admin-body.pipe';
 import {
   ChangeWebhookBody,
   CreateWebhookBody,
@@ -43,7 +43,7 @@ import {
   AdminWebhookSchema,
   AdminWebhookWithSecretSchema,
 } from './admin-webhook.schema';
-import { AdminErrors } from './admin.errors';
+import { AdminErrors } from '../admin-routes/admin.errors';
 
 /** A new endpoint past the service's limit: a plain 409, as a stock `ConflictException`. */
 const LIMIT_REACHED = errorCodeForStatus(HttpStatus.CONFLICT);
