@@ -5,12 +5,11 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import request from 'supertest';
-import { Webhook } from 'standardwebhooks';
 import { MetricsService } from '../src/metrics/metrics.service';
 import { WebhookResolver } from '../src/webhooks/webhook-addresses';
 import { eventually } from './support/eventually';
 import { insertOrders } from './support/orders';
-import { type Received, WebhookReceiver } from './support/webhook-receiver';
+import { verified, WebhookReceiver } from './support/webhook-receiver';
 import {
   addEndpoint,
   adminCall,
@@ -24,18 +23,6 @@ import {
   type WebhookSuite as Suite,
   webhookIdOf,
 } from './support/webhook-suite';
-
-/** The message verified as a receiver does it: throws unless a signature matches `secret`. */
-function verified(
-  secret: string,
-  r: Received,
-): { type: string; timestamp: string; data: Record<string, unknown> } {
-  return new Webhook(secret).verify(r.body, {
-    'webhook-id': String(r.headers['webhook-id']),
-    'webhook-timestamp': String(r.headers['webhook-timestamp']),
-    'webhook-signature': String(r.headers['webhook-signature']),
-  }) as { type: string; timestamp: string; data: Record<string, unknown> };
-}
 
 async function settled(
   s: Suite,

@@ -121,6 +121,14 @@ function serviceEnvironment(name: string, vars: Record<string, string>): string[
   return Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${interpolate(v, vars)}`]);
 }
 
+/** What a run adds to the compose file's environment (the stack test's receivers, for one). */
+export interface StackOptions {
+  /** Added to the environment of the API instances and the worker. */
+  env?: Record<string, string>;
+  /** Each API instance opens its admin listener on its own address, at this port. */
+  adminPort?: number;
+}
+
 export interface Keys {
   /** Headers of an enterprise key with limits no run reaches. */
   load: Record<string, string>;
@@ -128,6 +136,8 @@ export interface Keys {
 }
 
 export class Stack {
+  constructor(private readonly options: StackOptions = {}) {}
+
   /** The compose file's secrets, made up for this run. */
   readonly secrets: Record<string, string> = {
     ...Object.fromEntries(
@@ -202,17 +212,34 @@ export class Stack {
   /**
    * An instance as compose runs it, with the compose environment, on its own loopback address
    * (HOST). The image's HEALTHCHECK probes 127.0.0.1, where this instance does not listen: off.
+   * `container` names another container of the same service (a second worker).
    */
-  async startInstance(name: Instance | 'worker'): Promise<void> {
+  async startInstance(name: Instance | 'worker', container: string = name): Promise<void> {
     const grace = Number.parseInt(compose.services[name].stop_grace_period ?? '30', 10);
+    const { env = {}, adminPort } = this.options;
+    const admin =
+      adminPort === undefined || name === 'worker'
+        ? {}
+        : { ADMIN_PORT: String(adminPort), ADMIN_HOST: ADDRESS[name] };
     await docker(
-      ...this.runArgs(name),
+      ...this.runArgs(container),
       ...serviceEnvironment(name, this.secrets),
+      ...Object.entries({ ...env, ...admin }).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
       '-e',
       `HOST=${ADDRESS[name]}`,
       '--no-healthcheck',
       `--stop-timeout=${grace}`,
       APP_IMAGE,
+    );
+  }
+
+  /** The worker (relay, consumers, webhook attempts) serves no HTTP: its metrics say it is up. */
+  async waitWorkerUp(): Promise<number> {
+    return await until('worker up', 60_000, async () =>
+      httpRequest(`http://${ADDRESS.worker}:9464/metrics`, { timeoutMs: 2_000 }).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
     );
   }
 
@@ -256,14 +283,8 @@ export class Stack {
     await this.seedOrders(orders);
     await Promise.all(INSTANCES.map((name) => this.startInstance(name)));
     await Promise.all(INSTANCES.map((name) => this.waitReady(name)));
-    // The worker (relay, consumers, webhook attempts) serves no HTTP: its metrics say it is up.
     await this.startInstance('worker');
-    await until('worker up', 60_000, async () =>
-      httpRequest(`http://${ADDRESS.worker}:9464/metrics`, { timeoutMs: 2_000 }).then(
-        (r) => r.status === 200,
-        () => false,
-      ),
-    );
+    await this.waitWorkerUp();
     await this.startFront();
     return { load: await this.issueKey('enterprise'), databaseUrl: this.migrateUrl };
   }
@@ -281,15 +302,21 @@ export class Stack {
     });
   }
 
-  /** A new key of `plan`, stored as the service stores keys. */
-  async issueKey(plan: 'free' | 'enterprise'): Promise<Record<string, string>> {
+  /**
+   * A new key of `plan`, stored as the service stores keys; without `scopes` it has every scope
+   * but the admin ones.
+   */
+  async issueKey(
+    plan: 'free' | 'enterprise',
+    scopes: string[] | null = null,
+  ): Promise<Record<string, string>> {
     const key = generateApiKey();
     const limits = plan === 'enterprise' ? [1_000_000_000, 2_000_000_000] : [null, null];
     await withClient(this.migrateUrl, (c) =>
       c.query(
-        `INSERT INTO api_keys (name, prefix, key_hash, plan, per_minute, per_day)
-         VALUES ('stack', $1, $2, $3, $4, $5)`,
-        [displayPrefix(key), hashApiKey(key), plan, ...limits],
+        `INSERT INTO api_keys (name, prefix, key_hash, plan, per_minute, per_day, scopes)
+         VALUES ('stack', $1, $2, $3, $4, $5, $6)`,
+        [displayPrefix(key), hashApiKey(key), plan, ...limits, scopes],
       ),
     );
     return { Authorization: `Bearer ${key}` };

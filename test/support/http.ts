@@ -15,6 +15,7 @@ export function httpRequest(
   options: {
     method?: string;
     headers?: Record<string, string | string[]>;
+    body?: string;
     timeoutMs?: number;
     agent?: Agent;
   } = {},
@@ -40,6 +41,6 @@ export function httpRequest(
       req.destroy(new Error(`no answer within ${options.timeoutMs ?? 20_000} ms`)),
     );
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }

@@ -5,12 +5,29 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
 /** One request the receiver got. */
 export interface Received {
   at: number;
   headers: IncomingHttpHeaders;
   body: string;
+}
+
+/** A message's body, as the service sends it. */
+export interface Message {
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** The message verified as a receiver does it: throws unless a signature matches `secret`. */
+export function verified(secret: string, r: Received): Message {
+  return new Webhook(secret).verify(r.body, {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature']),
+  }) as Message;
 }
 
 /** What the receiver answers a request (after reading its body): `hang` never answers. */
