@@ -95,3 +95,42 @@ export function describeLoad(r: LoadResult): string {
     `latency p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms`
   );
 }
+
+/** A mix of what the store's clients send, and the cancels it made. */
+export interface StoreMix {
+  requests: autocannon.Request[];
+  /** The orders the mix cancelled (answered 204), in the order they were answered. */
+  cancelled: string[];
+}
+
+/**
+ * Clients' mix, one of each in turn on every connection: the first page of a filtered list, the
+ * page after it (`nextPage`, a path with its cursor), a cancel of the next order of `pending`
+ * (each cancelled once, so each answer 204 is one change and one audit event), and a key check:
+ * the smallest page with a second key (`otherKey`), mostly authentication and rate limiting.
+ */
+export function storeMix(
+  paths: { list: string; nextPage: string },
+  pending: string[],
+  otherKey: Record<string, string>,
+): StoreMix {
+  const cancelled: string[] = [];
+  let next = 0;
+  const requests: autocannon.Request[] = [
+    { method: 'GET', path: paths.list },
+    { method: 'GET', path: paths.nextPage },
+    {
+      method: 'DELETE',
+      setupRequest: (request, context: { orderId?: string }) => {
+        if (next === pending.length) throw new Error(`the mix ran out of its ${next} orders`);
+        context.orderId = pending[next++];
+        return { ...request, path: `/v2/store/orders/${context.orderId}` };
+      },
+      onResponse: (status, _body, context: { orderId?: string }) => {
+        if (status === 204 && context.orderId !== undefined) cancelled.push(context.orderId);
+      },
+    },
+    { method: 'GET', path: '/v2/store/orders?limit=1', headers: otherKey },
+  ];
+  return { requests, cancelled };
+}

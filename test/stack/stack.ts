@@ -82,26 +82,41 @@ function passThrough(file: string, args: string[], input?: NodeJS.ReadableStream
 }
 
 /**
- * The stand-in base images when missing, then the service's image from docker/Dockerfile as it
- * is. The build context is the repository without what Dockerfile.dockerignore names: Debian's
- * engine has no BuildKit builder, and the legacy one reads only a root .dockerignore.
+ * The build context as a tar stream: the directory `from` (the repository unless told) without
+ * what Dockerfile.dockerignore names. Debian's engine has no BuildKit builder, and the legacy
+ * one reads only a root .dockerignore.
  */
-export async function buildImages(): Promise<void> {
-  await passThrough('docker/stand-in-images.sh', []);
+function buildContext(from = ROOT): NodeJS.ReadableStream {
   const ignored = readFileSync(join(ROOT, 'docker/Dockerfile.dockerignore'), 'utf8')
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => `--exclude=${l.replace(/^\*\*\//, '')}`);
   const tar = spawn('tar', ['-c', ...ignored, '.'], {
-    cwd: ROOT,
+    cwd: from,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  return tar.stdout;
+}
+
+/** The service's image from docker/Dockerfile as it is, built from the directory `from`. */
+export async function buildImage(tag: string, from = ROOT): Promise<void> {
   await passThrough(
     'docker',
-    ['build', '--network', 'host', '-q', '-f', 'docker/Dockerfile', '-t', APP_IMAGE, '-'],
-    tar.stdout,
+    ['build', '--network', 'host', '-q', '-f', 'docker/Dockerfile', '-t', tag, '-'],
+    buildContext(from),
   );
+}
+
+/** Copies the build context of the repository into `to` (an empty directory). */
+export async function copyBuildContext(to: string): Promise<void> {
+  await passThrough('tar', ['-x', '-C', to], buildContext());
+}
+
+/** The stand-in base images when missing, then the service's image of this repository. */
+export async function buildImages(): Promise<void> {
+  await passThrough('docker/stand-in-images.sh', []);
+  await buildImage(APP_IMAGE);
 }
 
 /** `${NAME:?message}` and `${NAME:-default}` as compose substitutes them, `$$` as `$`. */
@@ -193,7 +208,7 @@ export class Stack {
   }
 
   /** The compose `migrate` service: the image's migration command, as store_migrate. */
-  async migrate(): Promise<string> {
+  async migrate(image = APP_IMAGE): Promise<string> {
     const command = compose.services.migrate.command ?? [];
     return docker(
       'run',
@@ -204,7 +219,7 @@ export class Stack {
       'host',
       ...HOSTS,
       ...serviceEnvironment('migrate', this.secrets),
-      APP_IMAGE,
+      image,
       ...command,
     );
   }
@@ -212,9 +227,13 @@ export class Stack {
   /**
    * An instance as compose runs it, with the compose environment, on its own loopback address
    * (HOST). The image's HEALTHCHECK probes 127.0.0.1, where this instance does not listen: off.
-   * `container` names another container of the same service (a second worker).
+   * `container` names another container of the same service (a second worker); `image` another
+   * release's image.
    */
-  async startInstance(name: Instance | 'worker', container: string = name): Promise<void> {
+  async startInstance(
+    name: Instance | 'worker',
+    { container = name, image = APP_IMAGE }: { container?: string; image?: string } = {},
+  ): Promise<void> {
     const grace = Number.parseInt(compose.services[name].stop_grace_period ?? '30', 10);
     const { env = {}, adminPort } = this.options;
     const admin =
@@ -229,7 +248,7 @@ export class Stack {
       `HOST=${ADDRESS[name]}`,
       '--no-healthcheck',
       `--stop-timeout=${grace}`,
-      APP_IMAGE,
+      image,
     );
   }
 
@@ -322,6 +341,8 @@ export class Stack {
     return { Authorization: `Bearer ${key}` };
   }
 
+  private replaced = 0;
+
   container(name: string): string {
     return PREFIX + name;
   }
@@ -348,6 +369,41 @@ export class Stack {
     await docker('stop', this.container(name));
     await docker('start', this.container(name));
     await this.waitInRotation(name);
+  }
+
+  /**
+   * The container of `name` replaced by one of `image` (a release rolled out or back): stopped
+   * as `docker stop` does (drained), put aside, started from `image` with the same settings, and
+   * waited for (an instance until it is back in nginx's rotation).
+   */
+  async replace(name: Instance | 'worker', image: string): Promise<void> {
+    await docker('stop', this.container(name));
+    // Kept, stopped, under another name until the stack is removed: its logs may tell a failure.
+    await docker('rename', this.container(name), `${this.container(name)}-${++this.replaced}`);
+    await this.startInstance(name, { image });
+    if (name === 'worker') await this.waitWorkerUp();
+    else await this.waitInRotation(name);
+  }
+
+  /**
+   * nginx's access-log lines of the answers 5xx since `since`, each followed by the lines any
+   * service container (replaced ones included) logged with its request id: why requests failed.
+   */
+  async serverErrorsSince(since: Date): Promise<string[]> {
+    const from = since.toISOString().slice(0, 19);
+    const failed = (await this.logs('lb')).split('\n').filter((line) => {
+      const match = /^\{"time":"([^"+]+)[^"]*".*"status":(\d+),/.exec(line);
+      return match !== null && match[1] >= from && Number(match[2]) >= 500;
+    });
+    const names = (await docker('ps', '-a', '--filter', `label=${LABEL}`, '--format', '{{.Names}}'))
+      .split('\n')
+      .filter((n) => n !== this.container('lb'));
+    const logs = await Promise.all(names.map((n) => this.logs(n.slice(PREFIX.length))));
+    return failed.flatMap((line) => {
+      const id = /"request_id":"([^"]+)"/.exec(line)?.[1];
+      const told = id ? logs.flatMap((l) => l.split('\n').filter((l2) => l2.includes(id))) : [];
+      return [line, ...told];
+    });
   }
 
   /** The resident memory of an instance's process, from its own metrics (bytes). */
