@@ -99,7 +99,8 @@ export class EventWorkers {
       };
       await boss.createQueue(consumer.queue, options);
       await boss.updateQueue(consumer.queue, options);
-      // Two loops, each fetching a batch and running its events at once, each settled alone.
+      // Two loops, each fetching a batch and running its events at once, each settled alone (or
+      // all of them together, by a consumer that takes a batch).
       await boss.work<RelayedEvent>(
         consumer.queue,
         {
@@ -109,8 +110,28 @@ export class EventWorkers {
           pollingIntervalSeconds: POLL_SECONDS,
           burstWhenBatchFull: true,
         },
-        async (jobs) => await Promise.all(jobs.map((job) => this.run(consumer, job))),
+        async (jobs) =>
+          consumer.instance.consumeBatch === undefined
+            ? await Promise.all(jobs.map((job) => this.run(consumer, job)))
+            : await this.runBatch(consumer, jobs),
       );
+    }
+  }
+
+  /** One run of a consumer over a batch: every job completed, or every one failed and counted. */
+  private async runBatch(consumer: Consumer, jobs: Job<RelayedEvent>[]): Promise<JobResult[]> {
+    try {
+      await consumer.instance.consumeBatch?.(jobs.map((job) => job.data));
+      return jobs.map((job) => ({ id: job.id, status: 'completed' }));
+    } catch (error) {
+      const name = consumer.options.name;
+      this.failures.inc({ consumer: name }, jobs.length);
+      this.logger.warn(
+        { consumer: name, eventIds: jobs.map((job) => job.data.id), err: error },
+        'event consumer failed on a batch; each of its events runs again later',
+      );
+      const output = { message: (error as Error).message };
+      return jobs.map((job) => ({ id: job.id, status: 'failed', output }));
     }
   }
 
