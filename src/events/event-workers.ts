@@ -3,6 +3,7 @@ import type { Job, JobResult, PgBoss } from 'pg-boss';
 import { Counter, Gauge } from 'prom-client';
 import type { MetricsService } from '../metrics/metrics.service';
 import type { Consumer, RelayedEvent } from './event-consumer';
+import { NOTIFIED_POLL_SECONDS } from './job-queue';
 
 /** How long a consumer's run may take before it counts as cut off (its process died). */
 const RUN_EXPIRES_SECONDS = 15 * 60;
@@ -96,6 +97,8 @@ export class EventWorkers {
         retryDelay: retryDelaySeconds,
         retryBackoff: true,
         expireInSeconds: RUN_EXPIRES_SECONDS,
+        // The relay's jobs wake the workers at its commit.
+        notify: true,
       };
       await boss.createQueue(consumer.queue, options);
       await boss.updateQueue(consumer.queue, options);
@@ -108,6 +111,7 @@ export class EventWorkers {
           localConcurrency: concurrency > 1 ? 2 : 1,
           perJobResults: true,
           pollingIntervalSeconds: POLL_SECONDS,
+          notifyPollingIntervalSeconds: NOTIFIED_POLL_SECONDS,
           burstWhenBatchFull: true,
         },
         async (jobs) =>
