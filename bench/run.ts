@@ -58,6 +58,7 @@ import {
   webhooksChecks,
   webhooksReport,
   type WebhooksResult,
+  type WebhooksScale,
 } from './webhooks';
 import { rssBytes } from './process-memory';
 import { compareTracing } from './tracing';
@@ -360,12 +361,7 @@ async function main(): Promise<boolean> {
     await redisServer?.stop();
     let webhooks: WebhooksResult | string;
     try {
-      webhooks = await measureWebhooks(
-        pgPort,
-        (command, env) => launch(AppProcess.start(command, env)),
-        WEBHOOKS_SCALE.full,
-        log,
-      );
+      webhooks = await measureWebhooksOnOwnCluster(root, apps, WEBHOOKS_SCALE.full);
     } catch (error) {
       webhooks = error instanceof Error ? error.message : String(error);
       log(`webhooks not measured: ${webhooks}`);
@@ -640,44 +636,57 @@ async function onOwnCluster(
 }
 
 /**
- * `npm run bench -- webhooks` (`-- webhooks small` for a short run that shows each scenario
+ * The webhooks' measurements on a cluster of their own in `root` (which loads
+ * pg_stat_statements, so that the relay's statements can be counted, unlike the cluster of the
+ * other scenarios, whose figures it would weigh on); the processes they start go to `apps`.
+ */
+async function measureWebhooksOnOwnCluster(
+  root: string,
+  apps: AppProcess[],
+  scale: WebhooksScale,
+): Promise<WebhooksResult> {
+  const dataDir = join(root, 'webhooks-postgres');
+  // Before the root directory is removed.
+  emergencyStops.unshift(() => pgCtl(dataDir, ['-m', 'immediate', 'stop']));
+  const pgPort = await freePort();
+  const pg = await startCluster(dataDir, pgPort, {
+    ...SCRAM_LOGIN,
+    preload: ['pg_stat_statements'],
+  });
+  try {
+    return await measureWebhooks(pgPort, (app) => apps.push(app), scale, log);
+  } finally {
+    for (const app of apps.splice(0)) await app.stop();
+    try {
+      await pg.stop();
+    } catch {
+      pgCtl(dataDir, ['-m', 'immediate', 'stop']);
+    }
+  }
+}
+
+/**
+ * `npm run bench -- webhooks` (`-- webhooks small` for a short run that shows each measurement
  * working): only the webhooks' measurements, on their own cluster.
  */
 async function webhooksOnly(): Promise<boolean> {
   log(`machine: ${machine()}`);
   const root = makeRootDir();
-  const dataDir = join(root, 'postgres');
-  let pg: Cluster | undefined;
   const apps: AppProcess[] = [];
   emergencyStops.push(
     () => apps.forEach((app) => void app.stop()),
-    () => pgCtl(dataDir, ['-m', 'immediate', 'stop']),
     () => removeRootDir(root),
   );
   try {
-    const pgPort = await freePort();
-    pg = await startCluster(dataDir, pgPort, SCRAM_LOGIN);
-    const result = await measureWebhooks(
-      pgPort,
-      async (command, env) => {
-        const started = await AppProcess.start(command, env);
-        apps.push(started.app);
-        started.app.discardOutput();
-        return started;
-      },
+    const result = await measureWebhooksOnOwnCluster(
+      root,
+      apps,
       process.argv.includes('small') ? WEBHOOKS_SCALE.small : WEBHOOKS_SCALE.full,
-      log,
     );
     const checks = webhooksChecks(result);
     process.stdout.write(`\n${webhooksReport(result)}\n\n${checkLines(checks).join('\n')}\n`);
     return checks.every((check) => check.pass);
   } finally {
-    for (const app of apps) await app.stop();
-    try {
-      await pg?.stop();
-    } catch {
-      pgCtl(dataDir, ['-m', 'immediate', 'stop']);
-    }
     removeRootDir(root);
   }
 }

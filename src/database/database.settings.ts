@@ -23,7 +23,7 @@ export const databaseSettings = defineSettings('database', {
     rule: integer({ min: 1, max: 200 }),
     default: 10,
     description:
-      "connections per instance in its pool (each instance opens one more for [key changes](keys.md#how-soon-a-change-reaches-every-instance), up to `PAGE_POOL_SIZE` for v2's pages, and six while it [delivers webhooks](webhooks.md#running-it))",
+      "connections per instance in its pool (each instance opens one more for [key changes](keys.md#how-soon-a-change-reaches-every-instance), up to `PAGE_POOL_SIZE` for v2's pages, and eight while it [delivers webhooks](webhooks.md#running-it))",
   },
   MIGRATION_LOCK_TIMEOUT_MS: {
     rule: integer({ min: 10 }),

@@ -43,6 +43,12 @@ export const EventConsumer = DiscoveryService.createDecorator<EventConsumerOptio
 
 export interface ConsumesEvents {
   consume(event: RelayedEvent): Promise<void>;
+  /**
+   * Optional: the events a worker fetched together (up to half the consumer's `concurrency`),
+   * consumed at once, e.g. written by one transaction instead of one each. When it throws, each
+   * of them is retried, as if `consume` had thrown for each.
+   */
+  consumeBatch?(events: readonly RelayedEvent[]): Promise<void>;
 }
 
 const NAME = /^[a-z][a-z0-9-]{0,62}$/;

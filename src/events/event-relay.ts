@@ -1,7 +1,9 @@
 import type { PinoLogger } from 'nestjs-pino';
 import type { Pool } from 'pg';
 import type { PgBoss } from 'pg-boss';
+import { Counter } from 'prom-client';
 import { auditEventJson } from '../audit/audit-event';
+import type { MetricsService } from '../metrics/metrics.service';
 import type { Consumer, RelayedEvent } from './event-consumer';
 
 /** Events relayed by one transaction, at most. */
@@ -70,6 +72,7 @@ export class EventRelay {
   private running: Promise<void> | undefined;
   private stopped = false;
   private wake: (() => void) | undefined;
+  private readonly relayed: Counter;
 
   /**
    * `pool`: a connection of the relay's own, apart from the one the requests share, so that its
@@ -77,8 +80,15 @@ export class EventRelay {
    */
   constructor(
     private readonly pool: Pool,
+    metrics: MetricsService,
     private readonly logger: PinoLogger,
-  ) {}
+  ) {
+    this.relayed = new Counter({
+      name: 'event_relay_events_total',
+      help: 'Committed audit events this process relayed to their consumers (each event is relayed by one process once)',
+      registers: [metrics.registry],
+    });
+  }
 
   /** Relays one batch, if this process holds the cursor; answers how many events it relayed. */
   async relayOnce(boss: PgBoss, consumers: readonly Consumer[]): Promise<number> {
@@ -90,6 +100,7 @@ export class EventRelay {
       const relayed = await this.relayBatch(query, boss, consumers);
       await client.query('COMMIT');
       client.release();
+      this.relayed.inc(relayed);
       return relayed;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -3,6 +3,7 @@ import type { Job, JobResult, PgBoss } from 'pg-boss';
 import { Counter, Gauge } from 'prom-client';
 import type { MetricsService } from '../metrics/metrics.service';
 import type { Consumer, RelayedEvent } from './event-consumer';
+import { NOTIFIED_POLL_SECONDS } from './job-queue';
 
 /** How long a consumer's run may take before it counts as cut off (its process died). */
 const RUN_EXPIRES_SECONDS = 15 * 60;
@@ -96,10 +97,13 @@ export class EventWorkers {
         retryDelay: retryDelaySeconds,
         retryBackoff: true,
         expireInSeconds: RUN_EXPIRES_SECONDS,
+        // The relay's jobs wake the workers at its commit.
+        notify: true,
       };
       await boss.createQueue(consumer.queue, options);
       await boss.updateQueue(consumer.queue, options);
-      // Two loops, each fetching a batch and running its events at once, each settled alone.
+      // Two loops, each fetching a batch and running its events at once, each settled alone (or
+      // all of them together, by a consumer that takes a batch).
       await boss.work<RelayedEvent>(
         consumer.queue,
         {
@@ -107,10 +111,31 @@ export class EventWorkers {
           localConcurrency: concurrency > 1 ? 2 : 1,
           perJobResults: true,
           pollingIntervalSeconds: POLL_SECONDS,
+          notifyPollingIntervalSeconds: NOTIFIED_POLL_SECONDS,
           burstWhenBatchFull: true,
         },
-        async (jobs) => await Promise.all(jobs.map((job) => this.run(consumer, job))),
+        async (jobs) =>
+          consumer.instance.consumeBatch === undefined
+            ? await Promise.all(jobs.map((job) => this.run(consumer, job)))
+            : await this.runBatch(consumer, jobs),
       );
+    }
+  }
+
+  /** One run of a consumer over a batch: every job completed, or every one failed and counted. */
+  private async runBatch(consumer: Consumer, jobs: Job<RelayedEvent>[]): Promise<JobResult[]> {
+    try {
+      await consumer.instance.consumeBatch?.(jobs.map((job) => job.data));
+      return jobs.map((job) => ({ id: job.id, status: 'completed' }));
+    } catch (error) {
+      const name = consumer.options.name;
+      this.failures.inc({ consumer: name }, jobs.length);
+      this.logger.warn(
+        { consumer: name, eventIds: jobs.map((job) => job.data.id), err: error },
+        'event consumer failed on a batch; each of its events runs again later',
+      );
+      const output = { message: (error as Error).message };
+      return jobs.map((job) => ({ id: job.id, status: 'failed', output }));
     }
   }
 

@@ -94,15 +94,15 @@ class EventsLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
     },
     {
       provide: EventRelay,
-      inject: [DatabasePools, PinoLogger],
-      useFactory: (pools: DatabasePools, logger: PinoLogger) => {
+      inject: [DatabasePools, MetricsService, PinoLogger],
+      useFactory: (pools: DatabasePools, metrics: MetricsService, logger: PinoLogger) => {
         logger.setContext('Events');
         const pool = pools.createPool({
           name: 'event relay',
           size: 1,
           statementTimeoutMs: RELAY_STATEMENT_TIMEOUT_MS,
         });
-        return new EventRelay(pool, logger);
+        return new EventRelay(pool, metrics, logger);
       },
     },
     {

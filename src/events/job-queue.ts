@@ -18,6 +18,12 @@ export const QUEUE_SCHEMA = 'pgboss';
  */
 const QUEUE_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 
+/**
+ * How often a worker looks for jobs on a queue whose new jobs notify it, in seconds: for a
+ * notification lost (the listening connection dropped) and for jobs whose time comes (retries).
+ */
+export const NOTIFIED_POLL_SECONDS = 1;
+
 /** How often pg-boss looks for jobs whose process died (expired ones), in seconds. */
 const SUPERVISE_SECONDS = 10;
 
@@ -67,6 +73,9 @@ export class JobQueue {
       createSchema: false,
       schedule: false,
       supervise: works,
+      // A worker is woken by the NOTIFY of a new job on its queues (their `notify` option) instead
+      // of waiting for its next poll; polling stays as the backstop.
+      useListenNotify: works,
       superviseIntervalSeconds: SUPERVISE_SECONDS,
       queueCacheIntervalSeconds: SUPERVISE_SECONDS,
       monitorIntervalSeconds: SUPERVISE_SECONDS,

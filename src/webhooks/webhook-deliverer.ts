@@ -5,7 +5,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Pool } from 'pg';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { JobQueue } from '../events/job-queue';
+import { type JobQueue, NOTIFIED_POLL_SECONDS } from '../events/job-queue';
 import type { MetricsService } from '../metrics/metrics.service';
 import type { WebhookResolver } from './webhook-addresses';
 import type { WebhookMessages } from './webhook-messages';
@@ -220,8 +220,10 @@ export class WebhookDeliverer {
     const boss = await this.parts.queue.started();
     this.boss = boss;
     // A job whose attempt outlives the timeout by this much was cut off (its process died).
+    // A new job wakes the workers at its commit (NOTIFY), not at their next poll.
     await boss.updateQueue(DELIVERY_QUEUE, {
       expireInSeconds: Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 5,
+      notify: true,
     });
     // Two workers, each fetching a batch of jobs and making their attempts at once: together at
     // most WEBHOOK_CONCURRENCY attempts. A batch takes one fetch and a few statements for all of
@@ -233,8 +235,8 @@ export class WebhookDeliverer {
         DELIVERY_QUEUE,
         {
           batchSize,
-          // New jobs are found by polling: queuing one notifies no one (see the migrations).
           pollingIntervalSeconds: POLL_SECONDS,
+          notifyPollingIntervalSeconds: NOTIFIED_POLL_SECONDS,
           // With a backlog (a full batch), the next batch is fetched as soon as this one is done.
           burstWhenBatchFull: true,
         },

@@ -5,27 +5,30 @@ import { inTransaction, JobQueue } from '../events/job-queue';
 import { DELIVERY_QUEUE } from './webhook-queue';
 
 /**
- * A delivery per enabled endpoint subscribed to the event's action, unless it has one already
- * (a run of the fan-out again, or a delivery the trigger of earlier releases wrote). It is made
- * at the event's time: an endpoint's deliveries are listed in the order of their events, however
- * the fan-outs ran, and the age of a pending one counts from its change.
+ * A delivery per event of `$1` (ids, with their actions `$2` and times `$3`) and enabled endpoint
+ * subscribed to its action, unless it has one already (a run of the fan-out again, or a delivery
+ * the trigger of earlier releases wrote). It is made at the event's time: an endpoint's
+ * deliveries are listed in the order of their events, however the fan-outs ran, and the age of a
+ * pending one counts from its change.
  */
 const FAN_OUT_SQL = `
   INSERT INTO webhook_deliveries (endpoint_id, event_id, webhook_id, type, event_at,
                                   next_attempt_at, created_at)
-  SELECT e.id, $1::bigint, 'evt_' || $1, $2, $3, now(), $3
-    FROM webhook_endpoints e
-   WHERE e.removed_at IS NULL AND e.disabled_at IS NULL AND $2 = ANY (e.events)
-     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                      WHERE d.event_id = $1::bigint AND d.endpoint_id = e.id)
+  SELECT e.id, v.event_id, 'evt_' || v.event_id, v.action, v.at, now(), v.at
+    FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v (event_id, action, at)
+    JOIN webhook_endpoints e
+      ON e.removed_at IS NULL AND e.disabled_at IS NULL AND v.action = ANY (e.events)
+   WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                      WHERE d.event_id = v.event_id AND d.endpoint_id = e.id)
   RETURNING id`;
 
 /**
- * Webhooks as a consumer of the audit trail: each committed event becomes, after its change
- * committed, a delivery per subscribed endpoint, each with its first attempt's job, written in
- * one transaction. What a change costs does not depend on how many endpoints there are.
+ * Webhooks as a consumer of the audit trail: the committed events a worker fetched together
+ * become, after their changes committed, a delivery per subscribed endpoint, each with its first
+ * attempt's job, written in one transaction. What a change costs does not depend on how many
+ * endpoints there are.
  */
-@EventConsumer({ name: 'webhooks', actions: '*', concurrency: 10 })
+@EventConsumer({ name: 'webhooks', actions: '*', concurrency: 100 })
 @Injectable()
 export class WebhookFanOut implements ConsumesEvents {
   constructor(
@@ -34,12 +37,16 @@ export class WebhookFanOut implements ConsumesEvents {
   ) {}
 
   async consume(event: RelayedEvent): Promise<void> {
+    await this.consumeBatch([event]);
+  }
+
+  async consumeBatch(events: readonly RelayedEvent[]): Promise<void> {
     const boss = await this.queue.started();
     await this.db.transaction(async (manager) => {
       const deliveries = await manager.query<{ id: string }[]>(FAN_OUT_SQL, [
-        event.id,
-        event.action,
-        event.at,
+        events.map((event) => event.id),
+        events.map((event) => event.action),
+        events.map((event) => event.at),
       ]);
       if (deliveries.length === 0) return;
       await boss.insert(

