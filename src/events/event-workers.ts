@@ -5,8 +5,12 @@ import type { MetricsService } from '../metrics/metrics.service';
 import type { Consumer, RelayedEvent } from './event-consumer';
 import { NOTIFIED_POLL_SECONDS } from './job-queue';
 
-/** How long a consumer's run may take before it counts as cut off (its process died). */
-const RUN_EXPIRES_SECONDS = 15 * 60;
+/**
+ * How long a consumer's run may take before it counts as cut off (its process died) and is run
+ * again: a run takes milliseconds, and what a killed worker held waits no longer than this (and
+ * pg-boss's next supervision) for another; a consumer gets the event's id to be idempotent.
+ */
+const RUN_EXPIRES_SECONDS = 60;
 
 /** How often an idle worker looks for jobs, in seconds (pg-boss's least). */
 const POLL_SECONDS = 0.5;
