@@ -83,8 +83,18 @@ describe('the outbox: two instances relaying and delivering at once', () => {
       (counts) => counts.every((count) => count >= EVENTS),
       75_000,
     );
-    // Anything still on its way would arrive within a moment: a duplicate must not.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Once every delivery is recorded delivered, no job is left to make an attempt: whatever
+    // reached the receivers has arrived, and a duplicate would be among it.
+    await eventually(
+      async () =>
+        (
+          await first.t.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'delivered'`,
+          )
+        ).rows[0].n,
+      (pending) => pending === 0,
+      30_000,
+    );
     for (const receiver of receivers) {
       const counts = tally(receiver);
       expect([...counts.keys()].sort()).toEqual(expected);
