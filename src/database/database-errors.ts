@@ -22,25 +22,43 @@ const UNAVAILABLE_SQLSTATES = /^(08...|57P0[1-3]|53300|57014|55P03)$/;
 const UNAVAILABLE_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/;
 
+/** What an error, or one of the errors it wraps, says: its code and its message. */
+interface Said {
+  code?: unknown;
+  message?: unknown;
+}
+
 /**
- * Whether an error says the database is unreachable or overloaded (answered 503 with Retry-After),
- * as opposed to a bug (500).
+ * Whether the error or one it wraps (a TypeORM `QueryFailedError`'s driver error, a `cause`)
+ * has a string code `codes` matches or a message `messages` matches. Duck-typed, not
+ * `instanceof Error`: socket errors may come from another realm (a test VM).
  */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  // Duck-typed, not `instanceof Error`: socket errors may come from another realm (a test VM).
+function saysAnyOf(error: unknown, codes: (code: string) => boolean, messages: RegExp): boolean {
   for (let e: unknown = error, depth = 0; isObject(e) && depth < 5; depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code))) {
-      return true;
-    }
-    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
+    const { code, message } = e as Said;
+    if (typeof code === 'string' && codes(code)) return true;
+    if (typeof message === 'string' && messages.test(message)) return true;
     e = e instanceof QueryFailedError ? e.driverError : (e as { cause?: unknown }).cause;
   }
   return false;
 }
 
+/**
+ * Whether an error says the database is unreachable or overloaded (answered 503 with Retry-After),
+ * as opposed to a bug (500).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return saysAnyOf(
+    error,
+    (code) => NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code),
+    UNAVAILABLE_MESSAGES,
+  );
+}
+
 /** SQLSTATEs of a connection the server ended: shutdown (57P01-57P02) and class 08. */
 const LOST_SQLSTATES = /^(08...|57P0[12])$/;
+const LOST_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+const LOST_MESSAGES = /^(Connection terminated|Client has encountered a connection error)/;
 
 /**
  * Whether a statement failed because its connection was gone (terminated by the server, reset,
@@ -48,19 +66,12 @@ const LOST_SQLSTATES = /^(08...|57P0[12])$/;
  * answer and may be sent again on another connection.
  */
 export function isConnectionLost(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; isObject(e) && depth < 5; depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (LOST_SQLSTATES.test(code) || LOST_SOCKET_CODES.has(code))) {
-      return true;
-    }
-    if (typeof message === 'string' && LOST_MESSAGES.test(message)) return true;
-    e = e instanceof QueryFailedError ? e.driverError : (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return saysAnyOf(
+    error,
+    (code) => LOST_SQLSTATES.test(code) || LOST_SOCKET_CODES.has(code),
+    LOST_MESSAGES,
+  );
 }
-
-const LOST_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
-const LOST_MESSAGES = /^(Connection terminated|Client has encountered a connection error)/;
 
 /**
  * node-postgres's error for a query that waited its whole connect timeout in the queue of a full
