@@ -83,6 +83,7 @@ export default tseslint.config(
       '.data/**',
       'jest.config.js',
       'test/stack/jest.config.js',
+      'test/module/jest.config.js',
       'eslint.config.mjs',
       '.dependency-cruiser.cjs',
       'scripts/folders.cjs',
@@ -125,7 +126,7 @@ export default tseslint.config(
   },
   ...restrictedSyntax,
   {
-    files: ['test/**/*.ts', 'clients/typescript/test/**/*.ts', '**/*.spec.ts'],
+    files: ['test/**/*.ts', 'clients/typescript/test/**/*.ts', '**/*.spec.ts', '**/*.e2e-spec.ts'],
     rules: {
       // supertest bodies and jest matchers are `any` by design.
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -1,7 +1,9 @@
 /**
  * Two projects: `unit` (src/**\/*.spec.ts and the TypeScript client's, no I/O) and `e2e`
- * (test/**\/*.e2e-spec.ts and the client's clients/typescript/test/, against one real PostgreSQL
- * started by test/setup/global-setup.ts for the whole run).
+ * (test/**\/*.e2e-spec.ts, a module's own in its folder under src/, and the client's
+ * clients/typescript/test/, against one real PostgreSQL started by test/setup/global-setup.ts for
+ * the whole run). The example module's suite (test/fixtures/widgets/) runs only where the module
+ * is mounted as a team mounts it, under src/: `npm run test:module`.
  *
  * NestJS 12 packages (and commander, the keys tool's parser; pg-boss and its dependencies that
  * are modules) are ESM-only. Node runs them from our CommonJS build natively (require(esm)), but
@@ -60,8 +62,9 @@ module.exports = {
     {
       ...shared,
       displayName: 'e2e',
-      roots: ['<rootDir>/test', '<rootDir>/clients/typescript/test'],
+      roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/clients/typescript/test'],
       testMatch: ['**/*.e2e-spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/fixtures/'],
       // The client's suites run its build (`npm run build:client`, before `npm test`'s jest), as
       // a program depending on the package would load it.
       moduleNameMapper: {
