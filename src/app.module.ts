@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_OPTIONS, AppOptions } from './database/app-options';
 import { AuthModule } from './auth/auth.module';
+import { ClockModule } from './common/clock';
 import { CommonModule } from './common/common.module';
 import { JsonStreamSender } from './common/http/send-json-stream';
 import { ConfigModule as NestConfigModule } from '@nestjs/config';
@@ -31,6 +32,7 @@ export class AppModule {
         NestConfigModule.forFeature(httpSettings),
         NestConfigModule.forFeature(shutdownSettings),
         NestConfigModule.forFeature(openApiSettings),
+        ClockModule,
         CommonModule,
         LoggingModule.forRoot(),
         DatabaseModule.forRoot(options),

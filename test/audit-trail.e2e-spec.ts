@@ -36,10 +36,6 @@ interface PageJson {
   nextCursor?: string;
 }
 
-// The keys tool is a new process per command (npm, then TypeScript compiled on the fly): seconds
-// apiece on a loaded machine, and some tests run several. A bound on a hang, not a measure.
-jest.setTimeout(240_000);
-
 describe('audit trail', () => {
   const app = testAppPerSuite();
   const keys = (...args: string[]): Promise<CliResult> => runKeysTool(app.t.databaseUrl, args);

@@ -2,32 +2,33 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api } from './support/client';
 import { eventually } from './support/eventually';
-import { CliResult, runKeysTool } from './support/keys-tool';
+import { CliResult, runKeysScript, runKeysTool } from './support/keys-tool';
 import { testAppPerSuite } from './support/suite-app';
 
 const packageVersion = (
   JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
 ).version;
 
-// Each command is a new process (npm, then Node compiling the tool): seconds each on a loaded
-// machine, and some tests run ten of them.
-jest.setTimeout(120_000);
-
 describe('keys command-line tool (npm run keys)', () => {
-  // Each case starts the real tool (npm, then TypeScript compiled on the fly) once or more: seconds
-  // apiece alone, several times that on a loaded machine. A bound on a hang, not a measure.
+  // A case that runs `npm run keys` starts a process per command (npm, then TypeScript compiled on
+  // the fly): seconds apiece on a loaded machine. A bound on a hang, not a measure.
   jest.setTimeout(120_000);
 
   const app = testAppPerSuite();
 
-  /** Runs the real tool as an operator would, against this suite's database. */
+  /** Runs the tool's command line in this process, against this suite's database. */
   const keys = (...args: string[]): Promise<CliResult> => runKeysTool(app.t.databaseUrl, args);
+  /**
+   * Runs the real tool as an operator would (`npm run keys -- ...`): the cases that show what
+   * crosses the process's edge (output, exit codes) as the operator's shell sees it.
+   */
+  const script = (...args: string[]): Promise<CliResult> => runKeysScript(app.t.databaseUrl, args);
 
   const keyCount = async (): Promise<number> =>
     Number((await app.t.db.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0].n);
 
   it('creates a key (--json is one JSON object), lists it, revokes it, and the API follows', async () => {
-    const created = await keys('create', '--plan', 'pro', '--name', 'cli test', '--json');
+    const created = await script('create', '--plan', 'pro', '--name', 'cli test', '--json');
     expect(created.code).toBe(0);
     const issued = JSON.parse(created.stdout) as Record<string, unknown>;
     expect(issued).toMatchObject({ plan: 'pro', name: 'cli test', perMinute: 300, perDay: 10000 });
@@ -112,7 +113,7 @@ describe('keys command-line tool (npm run keys)', () => {
   });
 
   it('says so, with exit code 1, when the key id does not exist', async () => {
-    const result = await keys('revoke', '00000000-0000-4000-8000-000000000000');
+    const result = await script('revoke', '00000000-0000-4000-8000-000000000000');
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('No key with id');
   });
@@ -470,7 +471,7 @@ describe('keys command-line tool (npm run keys)', () => {
 
   it('refuses an expiry in the past, writing nothing', async () => {
     const before = await keyCount();
-    const result = await keys(
+    const result = await script(
       'create',
       '--plan',
       'free',

@@ -9,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { ApiKeyStore } from '../auth/api-key.store';
 import { KeysService } from '../auth/keys.service';
+import { Clock } from '../common/clock';
 import { CommonModule } from '../common/common.module';
 import { httpSettings } from '../common/http/http.settings';
 import { ConfigModule } from '../config/config.module';
@@ -56,11 +57,12 @@ function loadedAdminRoutes(api: INestApplicationContext): AdminRoutes[] {
 /**
  * What the admin application takes from the API's rather than building its own: the database
  * (TypeORM's DataSource and its pool), what the modules' admin routes call, AuthModule's exports (and so its one key cache, kept
- * current by its one feed of key changes), the rate-limit storage and the metrics. None of the
+ * current by its one feed of key changes), the rate-limit storage, the metrics and the clock. None of the
  * keys' classes has a lifecycle hook; the DataSource is closed by the API's TypeORM module.
  */
 const SHARED_WITH_API = [
   DataSource,
+  Clock,
   ApiKeyStore,
   ApiKeyAuthenticator,
   KeyLookupBudget,

@@ -7,6 +7,7 @@ import type { ActiveKey, ApiKeyStore } from './api-key.store';
 import { authSettings } from './auth.settings';
 import { KeyCache } from './key-cache';
 import { LastUseRecorder } from './last-use-recorder';
+import { Clock } from '../common/clock';
 
 /** A store whose lookups stay pending until the test settles them. */
 function pendingStore() {
@@ -35,7 +36,10 @@ const logger = { warn: jest.fn() } as unknown as PinoLogger;
 function authenticatorOn(store: object) {
   const keyStore = store as ApiKeyStore;
   const keys = new KeyCache(keyStore, logger, authSettings.read({}));
-  const authenticator = new ApiKeyAuthenticator(keys, new LastUseRecorder(keyStore, logger));
+  const authenticator = new ApiKeyAuthenticator(
+    keys,
+    new LastUseRecorder(keyStore, new Clock(), logger),
+  );
   return { authenticator, keys };
 }
 

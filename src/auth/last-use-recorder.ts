@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { Clock } from '../common/clock';
 import { ActiveKey, ApiKeyStore } from './api-key.store';
 import { KEY_CACHE_MAX_ENTRIES } from './key-cache';
 
@@ -24,12 +25,13 @@ export class LastUseRecorder {
 
   constructor(
     private readonly store: ApiKeyStore,
+    private readonly clock: Clock,
     @InjectPinoLogger(LastUseRecorder.name) private readonly logger: PinoLogger,
   ) {}
 
   /** A request used this (valid, unexpired) key: writes its last use unless written within a minute. */
   used(key: ActiveKey): void {
-    const now = Date.now();
+    const now = this.clock.now();
     const due = this.dueAt.get(key);
     if (due !== undefined && now < due) return;
     const { keyId } = key;

@@ -9,6 +9,7 @@ import { KeyCache } from '../auth/key-cache';
 import { LastUseRecorder } from '../auth/last-use-recorder';
 import { INSTANCE_LOOKUPS_PER_MINUTE, KeyLookupBudget } from './key-lookup-budget';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
+import { Clock } from '../common/clock';
 
 const logger = { warn: jest.fn() } as unknown as PinoLogger;
 
@@ -43,7 +44,10 @@ async function budgetOver(valid: string[] = [], hashesLoaded = valid) {
   };
   const keyStore = store as unknown as ApiKeyStore;
   const keys = new KeyCache(keyStore, logger, authSettings.read({}));
-  const authenticator = new ApiKeyAuthenticator(keys, new LastUseRecorder(keyStore, logger));
+  const authenticator = new ApiKeyAuthenticator(
+    keys,
+    new LastUseRecorder(keyStore, new Clock(), logger),
+  );
   const storage = new MemoryRateLimitStorage();
   const budget = new KeyLookupBudget(storage, authenticator, keys);
   const answer = (): void => {

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
 import { ConfigModule } from '@nestjs/config';
+import { Clock } from '../common/clock';
 import { rateLimitSettings, type RateLimitSettings } from './rate-limit.settings';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS } from '../redis/redis.module';
@@ -22,16 +23,18 @@ import { RedisRateLimitStorage } from './redis-rate-limit.storage';
   providers: [
     {
       provide: RATE_LIMIT_STORAGE,
-      inject: [REDIS, PinoLogger, MetricsService, rateLimitSettings.KEY],
+      inject: [REDIS, PinoLogger, MetricsService, rateLimitSettings.KEY, Clock],
       useFactory: (
         redis: Redis | null,
         logger: PinoLogger,
         metrics: MetricsService,
         settings: RateLimitSettings,
+        clock: Clock,
       ) => {
         logger.setContext('RateLimitStorage');
         const memory = new MemoryRateLimitStorage({
           maxAnonymousTrackers: settings.RATE_LIMIT_ANONYMOUS_TRACKERS,
+          now: () => clock.now(),
         });
         const storage: RateLimitStorage = redis
           ? new RedisRateLimitStorage(redis, logger, () => metrics.rateLimitRedisFallback(), memory)

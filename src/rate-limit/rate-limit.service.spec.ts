@@ -9,6 +9,7 @@ import type { MetricsService } from '../metrics/metrics.service';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import { RateLimitErrors } from './rate-limit.errors';
 import { bindingWindow, RateLimitService } from './rate-limit.service';
+import { Clock } from '../common/clock';
 
 describe('bindingWindow', () => {
   const minute = { name: 'minute', limit: 100, count: 10, resetAtMs: 60_000 };
@@ -54,6 +55,7 @@ describe("RateLimitService's decisions, on a fake clock", () => {
       config,
       metrics as unknown as MetricsService,
       logger,
+      new Clock(),
     );
     return { rateLimit, keys, metrics };
   }

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { ApiKeyStore } from '../auth/api-key.store';
 import '../auth/request-auth';
+import { Clock } from '../common/clock';
 import { ApiException } from '../common/errors/api.exception';
 import { headerSetter } from '../platform/response-header';
 import { rateLimitSettings, type RateLimitSettings } from './rate-limit.settings';
@@ -46,6 +47,7 @@ export class RateLimitService {
     @Inject(rateLimitSettings.KEY) settings: RateLimitSettings,
     private readonly metrics: MetricsService,
     @InjectPinoLogger(RateLimitService.name) private readonly logger: PinoLogger,
+    private readonly clock: Clock,
   ) {
     this.banMs = settings.RATE_LIMIT_BAN_SECONDS * 1000;
     this.keyBan = { after: settings.RATE_LIMIT_BAN_AFTER, storeForMs: 0 };
@@ -78,9 +80,9 @@ export class RateLimitService {
     const tracker = trackerOf(req);
 
     const keyBannedUntil = key?.bannedUntil?.getTime() ?? 0;
-    if (keyBannedUntil > Date.now()) {
+    if (keyBannedUntil > this.clock.now()) {
       setRateLimitHeaders(res, await this.storage.peek(tracker, windows));
-      throw banned(keyBannedUntil - Date.now());
+      throw banned(keyBannedUntil - this.clock.now());
     }
 
     const result = await this.storage.hit(tracker, windows, key ? this.keyBan : this.ipBan);
@@ -89,18 +91,18 @@ export class RateLimitService {
       case 'admitted':
         return;
       case 'banned':
-        throw banned((result.bannedUntilMs ?? Date.now()) - Date.now());
+        throw banned((result.bannedUntilMs ?? this.clock.now()) - this.clock.now());
       case 'ban':
         return this.ban(req);
       case 'rejected':
-        throw exceeded(result.windows);
+        throw exceeded(result.windows, this.clock.now());
     }
   }
 
   private async ban(req: Request): Promise<never> {
     const key = req.auth;
     const banMs = this.banMs;
-    const until = new Date(Date.now() + banMs);
+    const until = new Date(this.clock.now() + banMs);
     if (key) {
       await this.keys.ban(key.familyId, until);
       // The cached key is this object: this instance sees the ban at once, others (and the other
@@ -226,10 +228,10 @@ function banned(ms: number): ApiException {
 }
 
 /** Retry-After: until the blocking window (the full one that resets last) has room again. */
-function exceeded(windows: WindowState[]): ApiException {
+function exceeded(windows: WindowState[], now: number): ApiException {
   const full = windows.filter((w) => w.count >= w.limit);
   const resetAtMs = Math.max(...full.map((w) => w.resetAtMs));
   return new ApiException(RateLimitErrors.RATE_LIMIT_EXCEEDED, undefined, {
-    'Retry-After': retryAfter(resetAtMs - Date.now()),
+    'Retry-After': retryAfter(resetAtMs - now),
   });
 }
