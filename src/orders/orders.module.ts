@@ -9,6 +9,7 @@ import { OrderPagePool } from './pages/order-page-pool';
 import { OrderPagesService } from './pages/order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './pages/orders-v2.controller';
+import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
 import { databaseSettings } from '../database/database.settings';
 import { orderSettings } from './orders.settings';
@@ -30,6 +31,7 @@ import './order.events';
   controllers: [OrdersController, OrdersV2Controller],
   providers: [
     OrdersService,
+    OrdersRepository,
     OrderPagesService,
     OrderPagePool,
     OrderFilterStatistics,

@@ -3,7 +3,7 @@ import type { OrderPosition } from './order-cursor';
 import type { OrderRow } from '../order-json';
 import { MAX_PAGE_LIMIT, type OrderFilter, type OrderSort } from './order-page-query';
 import { ORDER_STATUSES } from '../order-status';
-import type { NamedStatement } from '../orders.sql';
+import type { NamedStatement } from '../../database/statements';
 
 /**
  * A row of a page's scan: an `OrderRow` whose ship date is exact (microseconds, as a cursor
