@@ -4,8 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderCursorSecret } from './pages/order-cursor-secret';
-import { OrderFilterStatistics } from './pages/order-page-estimate';
-import { OrderPagePool } from './pages/order-page-pool';
+import { OrderPagesRepository } from './pages/order-pages.repository';
 import { OrderPagesService } from './pages/order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './pages/orders-v2.controller';
@@ -33,8 +32,7 @@ import './order.events';
     OrdersService,
     OrdersRepository,
     OrderPagesService,
-    OrderPagePool,
-    OrderFilterStatistics,
+    OrderPagesRepository,
     OrderCursorSecret,
     DemoOrdersSeeder,
   ],
