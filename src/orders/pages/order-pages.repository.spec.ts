@@ -5,6 +5,7 @@ import type { DatabasePools } from '../../database/database-pools';
 import { StatementPool } from '../../database/statement-pool';
 import type { OrderSettings } from '../orders.settings';
 import type { FilterFractions } from './order-page-estimate';
+import { onFakeClock } from './fake-clock.fixture';
 import { FILTER_STATISTICS_SQL } from './order-page.sql';
 import { OrderPagesRepository, PageOverBudgetError } from './order-pages.repository';
 
@@ -59,20 +60,11 @@ function setUp(options: {
 }
 
 /** Runs `pageRows` to its end on the fake clock. */
-async function pageRows(
+const pageRows = (
   repository: OrderPagesRepository,
   withStatistics: boolean,
   valuesOf: (fractions: FilterFractions | undefined) => unknown[] = () => [],
-) {
-  const reading = repository.pageRows(PAGE, withStatistics, valuesOf);
-  const settled = reading.then(
-    () => undefined,
-    () => undefined,
-  );
-  await jest.runAllTimersAsync();
-  await settled;
-  return reading;
-}
+) => onFakeClock(repository.pageRows(PAGE, withStatistics, valuesOf));
 
 describe('OrderPagesRepository', () => {
   beforeEach(() => jest.useFakeTimers());

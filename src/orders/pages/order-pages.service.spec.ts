@@ -4,6 +4,7 @@ import type { OrderSettings } from '../orders.settings';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import type { OrderCursorSecret } from './order-cursor-secret';
 import type { FilterFractions } from './order-page-estimate';
+import { onFakeClock } from './fake-clock.fixture';
 import type { OrderPageQuery } from './order-page-query';
 import { type OrderPagesRepository, PageOverBudgetError } from './order-pages.repository';
 import { OrderPagesService } from './order-pages.service';
@@ -69,16 +70,7 @@ function setUp(options: {
 }
 
 /** Runs `find` to its end on the fake clock. */
-async function find(service: OrderPagesService, q: OrderPageQuery) {
-  const finding = service.find(q);
-  const settled = finding.then(
-    () => undefined,
-    () => undefined,
-  );
-  await jest.runAllTimersAsync();
-  await settled;
-  return finding;
-}
+const find = (service: OrderPagesService, q: OrderPageQuery) => onFakeClock(service.find(q));
 
 describe('OrderPagesService', () => {
   beforeEach(() => jest.useFakeTimers());
