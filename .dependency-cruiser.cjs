@@ -16,6 +16,16 @@ const APP_FILES = '^src/app[.][^/]+$';
 const folder = (name) => (name === 'app' ? APP_FILES : `^src/${name}/`);
 const SPEC = '[.]spec[.]ts$';
 const LAYER_FOLDERS = `^src/(${Object.keys(LAYERS).join('|')})/`;
+/**
+ * The folders' rules weigh what runs: an import of types alone (`import type`) is not a
+ * dependency between them. The database rule weighs those too.
+ */
+const RUNTIME = { dependencyTypesNot: ['type-only'] };
+/**
+ * Folders whose SQL still runs on pg's own objects (pools of their own, a transaction's client),
+ * not yet in repositories: the database rule holds everything else.
+ */
+const DRIVER_STILL_IMPORTED_BY = ['events', 'webhooks'];
 
 module.exports = {
   forbidden: [
@@ -27,6 +37,7 @@ module.exports = {
       to: {
         path: '^src/',
         pathNot: [`^src/${from}/`, ...allowed.map(folder)],
+        ...RUNTIME,
       },
     })),
     {
@@ -43,6 +54,25 @@ module.exports = {
           ...FEATURES_MAY_IMPORT.map(folder),
           `^src/[^/]+/[^/]+[.](${DECLARATIONS.join('|')})[.]ts$`,
         ],
+        ...RUNTIME,
+      },
+    },
+    {
+      name: 'database-access',
+      comment:
+        'only src/database/ imports the PostgreSQL driver (pg) or reaches the pool under ' +
+        'TypeORM (src/platform/pg-pool.ts): a feature runs its SQL in its repositories, on ' +
+        'what src/database/ offers (statementRows, StatementPool, TypeORM)',
+      severity: 'error',
+      from: {
+        path: '^src/',
+        pathNot: ['^src/(database|platform)/', ...DRIVER_STILL_IMPORTED_BY.map(folder), SPEC],
+      },
+      to: {
+        path: [
+          '^node_modules/(@types/)?(pg|pg-pool|pg-cursor|pg-query-stream)/',
+          '^src/platform/pg-pool[.]ts$',
+        ],
       },
     },
     {
@@ -51,12 +81,13 @@ module.exports = {
         'the application (app.*.ts) is assembled from the features, never from admin or main.*',
       severity: 'error',
       from: { path: APP_FILES },
-      to: { path: ['^src/admin/', '^src/main[.]'] },
+      to: { path: ['^src/admin/', '^src/main[.]'], ...RUNTIME },
     },
   ],
   options: {
     tsConfig: { fileName: 'tsconfig.json' },
+    // Type-only imports are seen (`import type { Pool } from 'pg'` is a reach for the pool).
+    tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)node_modules/' },
   },
 };

@@ -145,14 +145,9 @@ export const CHANGES: Change[] = [
     name: 'statements sent unnamed (parsed and planned by PostgreSQL on every request)',
     undo: [
       {
-        file: 'orders/orders.service.js',
-        now: "{ ...orders_sql_1.FIRST_ORDERS, rowMode: 'array' }",
-        before: "{ text: orders_sql_1.FIRST_ORDERS.text, rowMode: 'array' }",
-      },
-      {
-        file: 'orders/orders.service.js',
+        file: 'database/statements.js',
         now: '(0, statement_call_1.configInheriting)(statement), values',
-        before: '{ text: statement.text }, values',
+        before: '{ text: statement.text, rowMode: statement.rowMode }, values',
       },
     ],
   },
@@ -160,12 +155,7 @@ export const CHANGES: Change[] = [
     name: "query configs with the statement's fields as their own properties (pg copies each)",
     undo: [
       {
-        file: 'orders/orders.service.js',
-        now: '(0, statement_call_1.configInheriting)(FIRST_ORDERS_AS_ARRAYS)',
-        before: '{ ...FIRST_ORDERS_AS_ARRAYS }',
-      },
-      {
-        file: 'orders/orders.service.js',
+        file: 'database/statements.js',
         now: '(0, statement_call_1.configInheriting)(statement), values',
         before: '{ ...statement, values }',
       },

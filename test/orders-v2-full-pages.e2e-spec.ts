@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import { encodeCursor } from '../src/orders/pages/order-cursor';
 import { OrderCursorSecret } from '../src/orders/pages/order-cursor-secret';
-import { OrderPagePool } from '../src/orders/pages/order-page-pool';
+import { OrderPagesRepository } from '../src/orders/pages/order-pages.repository';
 import { parseOrderPageQuery } from '../src/orders/pages/order-page-query';
 import { api } from './support/client';
 import { seedPageOrders } from './support/page-orders';
@@ -69,7 +69,7 @@ describe('full v2 pages on 200,000 spread orders', () => {
 
   /** Runs `work` on every connection of the pages' pool, held at once so that each is reached. */
   async function onEveryPageConnection<T>(work: (client: PoolClient) => Promise<T>): Promise<T[]> {
-    const { pool } = t.app.get(OrderPagePool);
+    const { pool } = t.app.get(OrderPagesRepository).connections;
     const clients: PoolClient[] = [];
     try {
       for (let i = 0; i < pool.options.max; i++) clients.push(await pool.connect());

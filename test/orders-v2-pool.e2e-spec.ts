@@ -1,5 +1,6 @@
 import { APPLICATION_NAME } from '../src/database/data-source-options';
-import { OrderPagePool } from '../src/orders/pages/order-page-pool';
+import { ConnectionWaitExpiredError } from '../src/database/statement-pool';
+import { OrderPagesRepository } from '../src/orders/pages/order-pages.repository';
 import { api } from './support/client';
 import { eventually } from './support/eventually';
 import { insertOrders } from './support/orders';
@@ -12,40 +13,36 @@ import { createTestApp, TestApp } from './support/test-app';
  */
 describe("the connections of v2's pages", () => {
   let t: TestApp;
-  let pages: OrderPagePool;
+  let pages: OrderPagesRepository;
 
   beforeAll(async () => {
     t = await createTestApp({ env: { PAGE_DATABASE_BUDGET_MS: '400', PAGE_POOL_SIZE: '1' } });
-    pages = t.app.get(OrderPagePool);
+    pages = t.app.get(OrderPagesRepository);
     await insertOrders(t.db, [{ petId: '1' }, { petId: '2' }, { petId: '3' }]);
   });
   afterAll(async () => {
-    if (!pages.pool.ended) await t.close();
+    if (!pages.connections.pool.ended) await t.close();
   });
 
   it('carry the settings of a page from their start', async () => {
-    const client = await pages.connect();
-    if (client === undefined) throw new Error('no connection');
-    try {
-      const { rows } = await client.query<Record<string, string>>(
+    const rows = await pages.connections.run(pages.connectWaitMs, (connection) =>
+      connection.rows<Record<string, string>>(
         `SELECT current_setting('transaction_read_only') AS read_only,
                 current_setting('statement_timeout') AS statement_timeout,
                 current_setting('enable_seqscan') AS seqscan,
                 current_setting('enable_bitmapscan') AS bitmapscan,
                 current_setting('enable_sort') AS sort,
                 current_setting('plan_cache_mode') AS plan_cache_mode`,
-      );
-      expect(rows[0]).toEqual({
-        read_only: 'on',
-        statement_timeout: '300ms',
-        seqscan: 'off',
-        bitmapscan: 'off',
-        sort: 'off',
-        plan_cache_mode: 'force_generic_plan',
-      });
-    } finally {
-      client.release();
-    }
+      ),
+    );
+    expect(rows[0]).toEqual({
+      read_only: 'on',
+      statement_timeout: '300ms',
+      seqscan: 'off',
+      bitmapscan: 'off',
+      sort: 'off',
+      plan_cache_mode: 'force_generic_plan',
+    });
   });
 
   it('run a page as its statement alone, and stay out of any transaction', async () => {
@@ -65,22 +62,28 @@ describe("the connections of v2's pages", () => {
   });
 
   it('are waited for no longer than the budget allows, and one that comes late is kept', async () => {
-    const held = await pages.connect();
-    if (held === undefined) throw new Error('no connection');
+    let giveBack = (): void => undefined;
+    const held = pages.connections.run(
+      pages.connectWaitMs,
+      () => new Promise<void>((resolve) => (giveBack = resolve)),
+    );
     try {
-      expect(await pages.connect()).toBeUndefined();
+      await expect(
+        pages.connections.run(pages.connectWaitMs, () => Promise.resolve()),
+      ).rejects.toBeInstanceOf(ConnectionWaitExpiredError);
     } finally {
-      held.release();
+      giveBack();
+      await held;
     }
     // The late connection went back to the pool: the next page gets it.
     await api(t).get('/v2/store/orders?limit=2').expect(200);
-    expect(pages.pool.totalCount).toBe(1);
+    expect(pages.connections.pool.totalCount).toBe(1);
   });
 
   it('are closed with the application', async () => {
     await t.close();
-    expect(pages.pool.ended).toBe(true);
-    expect(pages.pool.totalCount).toBe(0);
+    expect(pages.connections.pool.ended).toBe(true);
+    expect(pages.connections.pool.totalCount).toBe(0);
   });
 });
 
@@ -90,17 +93,17 @@ describe("the connections of v2's pages", () => {
  */
 describe("the connections of v2's pages, before the first page", () => {
   let t: TestApp;
-  let pages: OrderPagePool;
+  let pages: OrderPagesRepository;
 
   beforeAll(async () => {
     t = await createTestApp({ env: { PAGE_POOL_SIZE: '3' } });
-    pages = t.app.get(OrderPagePool);
+    pages = t.app.get(OrderPagesRepository);
   });
   afterAll(() => t.close());
 
   it('are opened at start and kept open while idle', async () => {
     await eventually(
-      () => Promise.resolve(pages.pool.idleCount),
+      () => Promise.resolve(pages.connections.pool.idleCount),
       (idle) => idle === 3,
       10_000,
     );
@@ -113,6 +116,6 @@ describe("the connections of v2's pages, before the first page", () => {
     );
     expect(Number(rows[0].n)).toBeGreaterThanOrEqual(3);
     // pg's pools close a connection idle for 10 s unless told otherwise; these are told.
-    expect(pages.pool.options.idleTimeoutMillis).toBe(0);
+    expect(pages.connections.pool.options.idleTimeoutMillis).toBe(0);
   });
 });

@@ -19,7 +19,8 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'pg';
 // The service's own statements and row mapper (plain modules, no framework): the same work.
 import { OrderRow, orderJson } from '../../src/orders/order-json';
-import { CANCEL_ORDER, NamedStatement, ORDER_STATUS } from '../../src/orders/orders.sql';
+import type { NamedStatement } from '../../src/database/statements';
+import { CANCEL_ORDER, ORDER_STATUS } from '../../src/orders/orders.sql';
 import { LIST_ORDERS } from '../reference/list-orders';
 
 const BEARER = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;

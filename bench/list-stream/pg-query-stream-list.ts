@@ -12,13 +12,15 @@
  * closes, at its end, on its error, or when the client goes away.
  */
 import { Transform, type Readable } from 'node:stream';
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import QueryStream from 'pg-query-stream';
+import type { DataSource } from 'typeorm';
 import { PoolShare } from '../../src/database/pool-share';
 import { type OrderRow, orderJson } from '../../src/orders/order-json';
 import { wholeListJson } from '../../src/orders/order-list-stream';
 import { OrdersService } from '../../src/orders/orders.service';
 import { FIRST_ORDERS, LIST_BATCH_SIZE, ORDER_COLUMNS } from '../../src/orders/orders.sql';
+import { pgPoolOf } from '../../src/platform/pg-pool';
 
 const REST_SQL = `SELECT ${ORDER_COLUMNS} FROM orders WHERE id > $1 ORDER BY id`;
 const ALL_SQL = `SELECT ${ORDER_COLUMNS} FROM orders ORDER BY id`;
@@ -86,8 +88,10 @@ async function takeSlot(): Promise<() => void> {
 OrdersService.prototype.listAsJson = async function listAsJson(
   this: OrdersService,
 ): Promise<Readable | string> {
-  // The service's own pool (a private getter of its class, reached here for the bench only).
-  const pool = (this as unknown as { pool: Pool }).pool;
+  // The service's own pool, under its repository's DataSource (private fields of both classes,
+  // reached here for the bench only).
+  const { orders } = this as unknown as { orders: { dataSource: DataSource } };
+  const pool = pgPoolOf(orders.dataSource);
   let first: OrderRow[] = [];
   if (process.env.LIST_STREAM_FIRST !== 'off') {
     ({ rows: first } = await pool.query<OrderRow>({ ...FIRST_ORDERS, rowMode: 'array' }));

@@ -1,4 +1,5 @@
-import { NamedStatement, ORDER_COLUMNS } from '../../src/orders/orders.sql';
+import type { NamedStatement } from '../../src/database/statements';
+import { ORDER_COLUMNS } from '../../src/orders/orders.sql';
 
 /**
  * Every order, by id, in one statement: what the bench's bare servers (bare NestJS, node:http)

@@ -1,8 +1,8 @@
-import { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { AUDIT_ACTION_NAMES, AuditAction, isAuditAction } from './audit-actions';
 import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
 import { AuditActor, AuditEvent, auditEventJson, AuditEventJson } from './audit-event';
-import { RECORD_AUDIT_EVENT_SQL } from './audit-events.sql';
+import { AuditEventsRepository } from './audit-events.repository';
 
 /** Events per page when the query does not say. */
 export const DEFAULT_AUDIT_PAGE_SIZE = 50;
@@ -50,23 +50,14 @@ export interface AuditRecord extends AuditActor {
   target: string;
 }
 
-interface AuditEventRow {
-  id: string;
-  at: Date;
-  actor: string;
-  action: AuditAction;
-  target: string;
-  request_id: string | null;
-}
-
 /**
- * The audit trail (table `audit_events`): append-only, enforced by the database (its migration).
- * Events are recorded through the transaction of the change they describe, so the two commit or
+ * The audit trail (table `audit_events`, read and written by AuditEventsRepository): append-only,
+ * enforced by the database (its migration). Events are recorded through the transaction of the change they describe, so the two commit or
  * roll back together; a change made by one statement records its events in that statement
  * (`auditEventsOfRows`, as the cancel of an order does).
  */
 export class AuditTrail {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly events: AuditEventsRepository) {}
 
   /** Records the event within the transaction of `manager`. */
   async record(manager: EntityManager, event: AuditRecord): Promise<void> {
@@ -76,12 +67,7 @@ export class AuditTrail {
     }
     if (!isAuditAction(event.action))
       throw new Error(`${event.action} is not a declared audit action`);
-    await manager.query<unknown>(RECORD_AUDIT_EVENT_SQL, [
-      event.actor,
-      event.action,
-      event.target,
-      event.requestId ?? null,
-    ]);
+    await this.events.insert(manager, { ...event, requestId: event.requestId ?? null });
   }
 
   /**
@@ -106,40 +92,18 @@ export class AuditTrail {
         `action must be one of ${AUDIT_ACTION_NAMES.join(', ')}; got "${query.action}"`,
       );
     }
-    const conditions: string[] = [];
-    const values: unknown[] = [];
-    const where = (column: string, operator: string, value: unknown): void => {
-      values.push(value);
-      conditions.push(`${column} ${operator} $${values.length}`);
-    };
-    if (query.action !== undefined) where('action', '=', query.action);
-    if (query.actor !== undefined) where('actor', '=', query.actor);
-    if (query.target !== undefined) where('target', '=', query.target);
+    let before: string | undefined;
     if (query.cursor !== undefined) {
-      let before: string;
       try {
         before = decodeAuditCursor(query.cursor);
       } catch (error) {
         throw new InvalidAuditQueryError(error instanceof Error ? error.message : String(error));
       }
-      where('id', '<', before);
     }
-    values.push(limit + 1);
-    const rows = await this.dataSource.query<AuditEventRow[]>(
-      `SELECT id, at, actor, action, target, request_id FROM audit_events
-        ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
-        ORDER BY id DESC LIMIT $${values.length}`,
-      values,
-    );
+    const { action, actor, target } = query;
+    const rows = await this.events.newestFirst({ action, actor, target, before }, limit + 1);
     const hasMore = rows.length > limit;
-    const data = rows.slice(0, limit).map((row): AuditEvent => ({
-      id: row.id,
-      at: row.at,
-      actor: row.actor,
-      action: row.action,
-      target: row.target,
-      requestId: row.request_id,
-    }));
+    const data = rows.slice(0, limit);
     return hasMore
       ? { data, hasMore, nextCursor: encodeAuditCursor(data[data.length - 1].id) }
       : { data, hasMore };

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuditEventsRepository } from './audit-events.repository';
 import { AuditTrail } from './audit-trail';
 
 /**
@@ -10,9 +11,14 @@ import { AuditTrail } from './audit-trail';
 @Module({
   providers: [
     {
-      provide: AuditTrail,
+      provide: AuditEventsRepository,
       inject: [DataSource],
-      useFactory: (ds: DataSource) => new AuditTrail(ds),
+      useFactory: (ds: DataSource) => new AuditEventsRepository(ds),
+    },
+    {
+      provide: AuditTrail,
+      inject: [AuditEventsRepository],
+      useFactory: (events: AuditEventsRepository) => new AuditTrail(events),
     },
   ],
   exports: [AuditTrail],

@@ -134,10 +134,10 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /**
    * Whether the set of the keys' hashes lists this hash once it is current as of `now`
-   * (`performance.now()`); a promise when the set must be brought up to date first (see
+   * (`performance.now()`), bringing the set up to date first when it must (see
    * `KnownKeyHashes.contains`).
    */
-  listsHashAsOf(keyHash: string, now: number): boolean | Promise<boolean> {
+  listsHashAsOf(keyHash: string, now: number): Promise<boolean> {
     return this.hashes.contains(keyHash, now);
   }
 

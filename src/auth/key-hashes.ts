@@ -82,13 +82,14 @@ export class KnownKeyHashes {
    * heartbeat (about a second), or the next load while the feed cannot keep the set current.
    * Rejects if that load fails (the database is unreachable).
    */
-  contains(hash: string, at: number): boolean | Promise<boolean> {
+  async contains(hash: string, at: number): Promise<boolean> {
     if (this.hashes.has(hash)) return true;
     if (this.currentAsOf() >= at) return false;
-    return new Promise<void>((resolve, reject) => {
+    await new Promise<void>((resolve, reject) => {
       this.waiters.push({ at, resolve, reject });
       this.catchUp();
-    }).then(() => this.hashes.has(hash));
+    });
+    return this.hashes.has(hash);
   }
 
   /** The feed announced a change to this key (issued, changed or deleted): it may be valid. */

@@ -10,6 +10,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import type { AuditActor } from '../audit/audit-event';
+import { AuditEventsRepository } from '../audit/audit-events.repository';
 import { auditPageJson, AuditTrail, InvalidAuditQueryError } from '../audit/audit-trail';
 import {
   AmbiguousKeyIdError,
@@ -173,7 +174,7 @@ async function main(
     const keys = new KeysService(
       dataSource,
       new ApiKeyStore(dataSource),
-      new AuditTrail(dataSource),
+      new AuditTrail(new AuditEventsRepository(dataSource)),
     );
     return await run(command, keys, output.out);
   } finally {

@@ -193,7 +193,12 @@ export class ApiLifecycleErrorsHook implements ErrorResponseHook {
 
   constructor(private readonly routes: RouteTable) {}
 
-  beforeErrorResponse(_error: ApiException, req: Request, res: Response): undefined {
+  beforeErrorResponse(_error: ApiException, req: Request, res: Response): Promise<undefined> {
+    this.setLifecycleHeaders(req, res);
+    return Promise.resolve(undefined);
+  }
+
+  private setLifecycleHeaders(req: Request, res: Response): void {
     this.marked ??= this.routes.routes.flatMap((route) => {
       const lifecycle = lifecycleOf(route.controller, route.handler);
       if (!lifecycle) return [];

@@ -4,6 +4,7 @@ import { Pool } from 'pg';
 import { APP_OPTIONS, type AppOptions } from './app-options';
 import { APPLICATION_NAME } from './data-source-options';
 import { databaseSettings, type DatabaseEnvironment } from './database.settings';
+import { StatementPool } from './statement-pool';
 
 /** A pool of connections of its own, apart from the DataSource's, for one kind of work. */
 export interface PoolRequest {
@@ -64,6 +65,11 @@ export class DatabasePools implements OnApplicationShutdown {
     });
     this.pools.push(pool);
     return pool;
+  }
+
+  /** A pool of its own, lent a connection at a time, for statements (`StatementPool.run`). */
+  createStatementPool(request: PoolRequest): StatementPool {
+    return new StatementPool(this.createPool(request));
   }
 
   /** Closes every pool made here, after the requests in flight. */

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { poolCountsOf } from '../database/pool-counts';
 import { SchemaVersion } from '../database/schema-version';
-import { pgPoolOf } from '../platform/pg-pool';
 import { RequestMetrics } from './request-metrics';
 
 /** The package's version (`package.json`, above `src/` and `dist/` alike). */
@@ -64,19 +63,17 @@ export class MetricsService {
       LATENCY_BUCKETS,
     );
     // Scraped before the DataSource is up or after it is closed: no pool to report.
-    const pool = (): Pool | undefined =>
-      dataSource.isInitialized ? pgPoolOf(dataSource) : undefined;
     new Gauge({
       name: 'db_pool_connections',
       help: 'Connections of the PostgreSQL pool: total open, idle, and in use',
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
-        const p = pool();
-        if (!p) return;
-        this.set({ state: 'total' }, p.totalCount);
-        this.set({ state: 'idle' }, p.idleCount);
-        this.set({ state: 'active' }, p.totalCount - p.idleCount);
+        const counts = poolCountsOf(dataSource);
+        if (!counts) return;
+        this.set({ state: 'total' }, counts.total);
+        this.set({ state: 'idle' }, counts.idle);
+        this.set({ state: 'active' }, counts.total - counts.idle);
       },
     });
     new Gauge({
@@ -84,8 +81,8 @@ export class MetricsService {
       help: 'Queries waiting for a free connection of the PostgreSQL pool',
       registers: [this.registry],
       collect() {
-        const p = pool();
-        if (p) this.set(p.waitingCount);
+        const counts = poolCountsOf(dataSource);
+        if (counts) this.set(counts.waiting);
       },
     });
     new Gauge({

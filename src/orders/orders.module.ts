@@ -4,11 +4,11 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DemoOrdersSeeder } from './demo-orders.seeder';
 import { Order } from './order.entity';
 import { OrderCursorSecret } from './pages/order-cursor-secret';
-import { OrderFilterStatistics } from './pages/order-page-estimate';
-import { OrderPagePool } from './pages/order-page-pool';
+import { OrderPagesRepository } from './pages/order-pages.repository';
 import { OrderPagesService } from './pages/order-pages.service';
 import { OrdersController } from './orders.controller';
 import { OrdersV2Controller } from './pages/orders-v2.controller';
+import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
 import { databaseSettings } from '../database/database.settings';
 import { orderSettings } from './orders.settings';
@@ -30,9 +30,9 @@ import './order.events';
   controllers: [OrdersController, OrdersV2Controller],
   providers: [
     OrdersService,
+    OrdersRepository,
     OrderPagesService,
-    OrderPagePool,
-    OrderFilterStatistics,
+    OrderPagesRepository,
     OrderCursorSecret,
     DemoOrdersSeeder,
   ],

@@ -1,17 +1,6 @@
 import { auditEventsOfRows } from '../audit/audit-events.sql';
+import type { NamedStatement } from '../database/statements';
 import { OrderAuditActions } from './order.audit';
-
-/**
- * A statement sent by name (a prepared statement of pg): each pooled connection has PostgreSQL
- * parse and plan it once, then only bind and execute it. On the paths of every request (a
- * cancel, the list's first batch, v2's pages) that is most of the database's work per request
- * (docs/performance.md). Texts name their columns
- * (never `*`), so a migration that adds a column leaves running instances' plans valid.
- */
-export interface NamedStatement {
-  readonly name: string;
-  readonly text: string;
-}
 
 /** The columns of an `OrderRow` (order-json.ts), in its order. */
 export const ORDER_COLUMNS = `id, pet_id, quantity,
@@ -72,3 +61,22 @@ export const CANCEL_ORDER: NamedStatement = { name: 'orders.cancel', text: CANCE
 export const STATUS_SQL = 'SELECT status FROM orders WHERE id = $1';
 
 export const ORDER_STATUS: NamedStatement = { name: 'orders.status', text: STATUS_SQL };
+
+/** The orders of some ids, as an event's objects (order.events.ts). */
+export const ORDERS_WITH_IDS: NamedStatement = {
+  name: 'events.orders',
+  text: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY ($1::bigint[])`,
+};
+
+/** Whether the table holds no order yet (the embedded database's first start). */
+export const NO_ORDERS_SQL = 'SELECT NOT EXISTS (SELECT 1 FROM orders) AS empty';
+
+/** Demo orders in every status, so a fresh `npm start` has something to list and cancel. */
+export const DEMO_ORDERS_SQL = `
+  INSERT INTO orders (pet_id, quantity, ship_date, complete, status) VALUES
+    (101, 1, now() + interval '2 days', false, 'pending'),
+    (102, 3, now() + interval '5 days', false, 'pending'),
+    (103, 2, now() - interval '1 day', true, 'shipped'),
+    (104, 1, now() - interval '3 days', true, 'shipped'),
+    (105, 4, NULL, false, 'cancelled'),
+    (9223372036854775807, 1, NULL, false, 'pending')`;

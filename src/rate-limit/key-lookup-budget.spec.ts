@@ -136,7 +136,7 @@ describe('KeyLookupBudget', () => {
     await flight.done();
     expect(fresh.auth).toBe(KEY);
     expect(
-      storage.peek('lookup:192.0.2.1', [{ name: 'minute', limit: 60, ttlMs: 60_000 }]),
+      await storage.peek('lookup:192.0.2.1', [{ name: 'minute', limit: 60, ttlMs: 60_000 }]),
     ).toEqual([expect.objectContaining({ count: 0 })]);
   });
 

@@ -63,7 +63,20 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
     });
   }
 
-  hit(trackerKey: string, windows: WindowSpec[], ban: BanPolicy): HitResult {
+  hit(trackerKey: string, windows: WindowSpec[], ban: BanPolicy): Promise<HitResult> {
+    return Promise.resolve(this.count(trackerKey, windows, ban));
+  }
+
+  peek(trackerKey: string, windows: WindowSpec[]): Promise<WindowState[]> {
+    const now = this.now();
+    const tracker = isKeyTracker(trackerKey)
+      ? this.keys.get(trackerKey)
+      : this.anonymous.peek(trackerKey);
+    return Promise.resolve(states(tracker, windows, now));
+  }
+
+  /** One request's hit, in one synchronous step: nothing else counts in between. */
+  private count(trackerKey: string, windows: WindowSpec[], ban: BanPolicy): HitResult {
     const now = this.now();
     const tracker = this.trackerFor(trackerKey, now);
     if (tracker.bannedUntilMs > now) {
@@ -106,14 +119,6 @@ export class MemoryRateLimitStorage implements RateLimitStorage {
       if (ban.storeForMs > 0) tracker.bannedUntilMs = now + ban.storeForMs;
     }
     return { outcome, windows: states(tracker, windows, now) };
-  }
-
-  peek(trackerKey: string, windows: WindowSpec[]): WindowState[] {
-    const now = this.now();
-    const tracker = isKeyTracker(trackerKey)
-      ? this.keys.get(trackerKey)
-      : this.anonymous.peek(trackerKey);
-    return states(tracker, windows, now);
   }
 
   private trackerFor(trackerKey: string, now: number): Tracker {

@@ -98,9 +98,9 @@ export class PlanThrottlerGuard implements CanActivate, OnApplicationBootstrap {
   }
 }
 
-function resolve(
+async function resolve(
   value: number | ((context: ExecutionContext) => number | Promise<number>),
   context: ExecutionContext,
-): number | Promise<number> {
+): Promise<number> {
   return typeof value === 'function' ? value(context) : value;
 }

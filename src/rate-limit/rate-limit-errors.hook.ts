@@ -18,21 +18,13 @@ export class RateLimitErrorsHook implements ErrorResponseHook {
     private readonly rateLimit: RateLimitService,
   ) {}
 
-  /** Nothing to do (and no promise) for a request already counted, or of a public route. */
-  beforeErrorResponse(
-    error: ApiException,
-    req: Request,
-    res: Response,
-  ): Promise<ApiException | undefined> | undefined {
-    if (this.rateLimit.isCounted(req)) return undefined;
-    return this.count(error, req, res);
-  }
-
-  private async count(
+  /** Nothing to do for a request already counted, or of a public route. */
+  async beforeErrorResponse(
     error: ApiException,
     req: Request,
     res: Response,
   ): Promise<ApiException | undefined> {
+    if (this.rateLimit.isCounted(req)) return undefined;
     try {
       await this.keyLookups.decideKey(req);
     } catch {

@@ -49,10 +49,9 @@ export interface BanPolicy {
  * operation per request.
  */
 export interface RateLimitStorage {
-  /** Synchronous where the counters are in process: no promise on every request. */
-  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult | Promise<HitResult>;
+  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): Promise<HitResult>;
   /** The windows' state without counting anything (for the headers of a banned request). */
-  peek(tracker: string, windows: WindowSpec[]): WindowState[] | Promise<WindowState[]>;
+  peek(tracker: string, windows: WindowSpec[]): Promise<WindowState[]>;
 }
 
 /**

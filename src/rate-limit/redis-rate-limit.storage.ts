@@ -126,8 +126,8 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     }
   }
 
-  /** Synchronous, with no round trip, while the tracker holds a lease. */
-  hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): HitResult | Promise<HitResult> {
+  /** No round trip while the tracker holds a lease. */
+  async hit(tracker: string, windows: WindowSpec[], ban: BanPolicy): Promise<HitResult> {
     const leased = this.leases.take(tracker, windows, (back) => void this.handBack(back));
     if (!leased) return this.hitInRedis(tracker, windows, ban);
     if (this.leases.wantsTopUp(tracker)) void this.topUp(tracker, windows);

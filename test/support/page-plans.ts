@@ -1,8 +1,13 @@
 import type { Client, Pool, PoolClient } from 'pg';
 import type { OrderPosition } from '../../src/orders/pages/order-cursor';
 import { parseOrderPageQuery } from '../../src/orders/pages/order-page-query';
-import { readFilterFractions, scanFactorOf } from '../../src/orders/pages/order-page-estimate';
 import {
+  filterFractionsOf,
+  type FilterStatisticsRow,
+  scanFactorOf,
+} from '../../src/orders/pages/order-page-estimate';
+import {
+  FILTER_STATISTICS_SQL,
   orderPageStatement,
   PAGE_PLANNER_SETTINGS,
   scanLimitOf,
@@ -100,7 +105,10 @@ export async function explainPage(
   const { text, values } = orderPageStatement(filter, sort, after);
   // As the service sizes the walk: by the statistics of a status or complete filter.
   const sparse = filter.statuses !== undefined || filter.complete !== undefined;
-  const factor = scanFactorOf(filter, sparse ? await readFilterFractions(db) : undefined);
+  const fractions = sparse
+    ? filterFractionsOf((await db.query<FilterStatisticsRow>(FILTER_STATISTICS_SQL)).rows)
+    : undefined;
+  const factor = scanFactorOf(filter, fractions);
   const scanLimit = scanLimitOf(limit, factor);
   const all = [...values, scanLimit, limit + 1];
   // Read-only, with the settings of the pages' connections, as the service runs it.

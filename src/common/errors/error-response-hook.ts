@@ -20,7 +20,7 @@ export interface ErrorResponseHook {
     error: ApiException,
     req: Request,
     res: Response,
-  ): ApiException | undefined | Promise<ApiException | undefined>;
+  ): Promise<ApiException | undefined>;
 }
 
 /** Marks a provider as an {@link ErrorResponseHook}. */

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { orderSettings, type OrderSettings } from '../orders.settings';
+import { OrderPagesRepository } from './order-pages.repository';
 
 /**
  * The key v2's cursors are signed with (order-cursor.ts): `CURSOR_SECRET` when configured (every
@@ -16,7 +15,7 @@ export class OrderCursorSecret {
 
   constructor(
     @Inject(orderSettings.KEY) settings: OrderSettings,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly pages: OrderPagesRepository,
   ) {
     const configured = settings.CURSOR_SECRET;
     if (configured !== undefined) this.key = Buffer.from(configured, 'utf8');
@@ -35,16 +34,13 @@ export class OrderCursorSecret {
     return this.loading;
   }
 
-  /** The stored secret (read-only: the service needs no more than SELECT on its table). */
   private async load(): Promise<Buffer> {
-    const [row] = await this.dataSource.query<({ secret: Buffer } | undefined)[]>(
-      'SELECT secret FROM order_cursor_secret WHERE id = 1',
-    );
-    if (!row) {
+    const secret = await this.pages.storedCursorSecret();
+    if (secret === undefined) {
       throw new Error(
         'order_cursor_secret holds no secret: run the migrations, or set CURSOR_SECRET',
       );
     }
-    return row.secret;
+    return secret;
   }
 }

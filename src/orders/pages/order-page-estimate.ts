@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-import type { PoolClient } from 'pg';
 import { ORDER_STATUSES } from '../order-status';
 import type { OrderFilter } from './order-page-query';
 import { SCAN_FACTOR } from './order-page.sql';
@@ -47,10 +45,20 @@ export function scanFactorOf(filter: OrderFilter, fractions: FilterFractions | u
   return SCAN_FACTOR;
 }
 
+/** A row of the filters' statistics (`FILTER_STATISTICS_SQL`, order-page.sql.ts). */
+export interface FilterStatisticsRow {
+  column: string;
+  values: string | null;
+  shares: number[] | null;
+}
+
+/** The statistics' rows as shares; undefined when there are none (the table was never analysed). */
+export function filterFractionsOf(rows: FilterStatisticsRow[]): FilterFractions | undefined {
+  return rows.length === 0 ? undefined : fractionsOf(rows);
+}
+
 /** `pg_stats`' most common values, as text (`{pending,shipped}`, `{f,t}`), into their shares. */
-export function fractionsOf(
-  rows: { column: string; values: string | null; shares: number[] | null }[],
-): FilterFractions {
+export function fractionsOf(rows: FilterStatisticsRow[]): FilterFractions {
   const read = (column: string, name: (value: string) => string): Map<string, number> => {
     const row = rows.find((r) => r.column === column);
     const shares = new Map<string, number>();
@@ -65,44 +73,4 @@ export function fractionsOf(
     status: read('status', (value) => value),
     complete: read('complete', (value) => String(value === 't')),
   };
-}
-
-/** How long a page trusts the statistics it read: they change only as ANALYZE runs. */
-const STATISTICS_MAX_AGE_MS = 5 * 60_000;
-
-/**
- * The statistics of the filters no index serves, read from `pg_stats` by the first page that
- * needs them and again once they are STATISTICS_MAX_AGE_MS old, on that page's connection (within
- * its budget): a statement of its own, so once in minutes a page is two round trips. None when
- * the table was never analysed: pages examine SCAN_FACTOR orders per order then, as ever.
- */
-@Injectable()
-export class OrderFilterStatistics {
-  private fractions: FilterFractions | undefined;
-  private readAtMs = -Infinity;
-
-  async get(client: PoolClient): Promise<FilterFractions | undefined> {
-    if (performance.now() - this.readAtMs >= STATISTICS_MAX_AGE_MS) {
-      this.fractions = await readFilterFractions(client);
-      this.readAtMs = performance.now();
-    }
-    return this.fractions;
-  }
-}
-
-/** The statistics of `orders.status` and `orders.complete`; undefined if there are none yet. */
-export async function readFilterFractions(
-  client: Pick<PoolClient, 'query'>,
-): Promise<FilterFractions | undefined> {
-  const { rows } = await client.query<{
-    column: string;
-    values: string | null;
-    shares: number[] | null;
-  }>(
-    `SELECT attname AS column, most_common_vals::text AS values, most_common_freqs AS shares
-       FROM pg_stats
-      WHERE schemaname = current_schema() AND tablename = 'orders'
-        AND attname IN ('status', 'complete')`,
-  );
-  return rows.length === 0 ? undefined : fractionsOf(rows);
 }

@@ -3,7 +3,7 @@ import type { OrderPosition } from './order-cursor';
 import type { OrderRow } from '../order-json';
 import { MAX_PAGE_LIMIT, type OrderFilter, type OrderSort } from './order-page-query';
 import { ORDER_STATUSES } from '../order-status';
-import type { NamedStatement } from '../orders.sql';
+import type { NamedStatement } from '../../database/statements';
 
 /**
  * A row of a page's scan: an `OrderRow` whose ship date is exact (microseconds, as a cursor
@@ -44,7 +44,7 @@ export const RANGE_ROWS = scanLimitOf(MAX_PAGE_LIMIT);
  * plan from the first execution on: it is the same range scan (the EXPLAIN test checks both kinds
  * of plan for every shape), planned once per connection instead of for each of a statement's first
  * five executions, and no switch to another plan after them can happen. Set on the pages' own
- * connections when they open (OrderPagePool), so a page costs no statement but its own.
+ * connections when they open (OrderPagesRepository), so a page costs no statement but its own.
  */
 export const PAGE_PLANNER_SETTINGS: Readonly<Record<string, string>> = {
   enable_seqscan: 'off',
@@ -52,6 +52,20 @@ export const PAGE_PLANNER_SETTINGS: Readonly<Record<string, string>> = {
   enable_sort: 'off',
   plan_cache_mode: 'force_generic_plan',
 };
+
+/** The secret v2's cursors are signed with, as the migration CreateOrderCursorSecret stored it. */
+export const CURSOR_SECRET_SQL = 'SELECT secret FROM order_cursor_secret WHERE id = 1';
+
+/**
+ * The statistics of `orders.status` and `orders.complete` (`pg_stats`' most common values and
+ * their shares), as `fractionsOf` (order-page-estimate.ts) reads them; no row for a table never
+ * analysed.
+ */
+export const FILTER_STATISTICS_SQL = `
+  SELECT attname AS column, most_common_vals::text AS values, most_common_freqs AS shares
+    FROM pg_stats
+   WHERE schemaname = current_schema() AND tablename = 'orders'
+     AND attname IN ('status', 'complete')`;
 
 /**
  * The one statement of a page, sent by name (see `NamedStatement`); its last two parameters are

@@ -1,12 +1,12 @@
 import type { PinoLogger } from 'nestjs-pino';
-import type { PoolClient } from 'pg';
 import { ApiException } from '../../common/errors/api.exception';
 import type { OrderSettings } from '../orders.settings';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import type { OrderCursorSecret } from './order-cursor-secret';
-import type { FilterFractions, OrderFilterStatistics } from './order-page-estimate';
-import type { OrderPagePool } from './order-page-pool';
+import type { FilterFractions } from './order-page-estimate';
+import { onFakeClock } from './fake-clock.fixture';
 import type { OrderPageQuery } from './order-page-query';
+import { type OrderPagesRepository, PageOverBudgetError } from './order-pages.repository';
 import { OrderPagesService } from './order-pages.service';
 
 const KEY = Buffer.alloc(32, 7);
@@ -30,70 +30,58 @@ const query = (over: Partial<OrderPageQuery> = {}): OrderPageQuery => ({
 });
 
 /**
- * The service over a fake pool: `answer` is what the page's statement returns (or throws), after
- * `statementMs` on the fake clock; `connectMs` is how long the connection takes, `undefined` when
- * none comes within the wait.
+ * The service over a fake repository: `answer` is what the page's statement returns (or throws),
+ * after `statementMs` on the fake clock; with `overBudgetAfterMs`, the repository gives up on the
+ * page's budget then instead. `fractions` are the statistics it reads for a sparse filter.
  */
 function setUp(options: {
   answer: () => unknown[][];
-  connectMs?: number;
   statementMs?: number;
-  noConnection?: boolean;
+  overBudgetAfterMs?: number;
   fractions?: FilterFractions;
 }) {
-  const released: (Error | undefined)[] = [];
-  const sent: { name: string; values: unknown[] }[] = [];
-  const client = {
-    query: jest.fn(async (config: { name: string; values: unknown[] }) => {
-      sent.push(config);
+  const sent: { name: string; values: unknown[]; withStatistics: boolean }[] = [];
+  const pages = {
+    pageRows: async (
+      statement: { name: string },
+      withStatistics: boolean,
+      valuesOf: (fractions: FilterFractions | undefined) => unknown[],
+    ) => {
+      const { overBudgetAfterMs } = options;
+      if (overBudgetAfterMs !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, overBudgetAfterMs));
+        throw new PageOverBudgetError(new Error('no connection within 100 ms'));
+      }
+      const values = valuesOf(withStatistics ? options.fractions : undefined);
+      sent.push({ name: statement.name, values, withStatistics });
       await new Promise((resolve) => setTimeout(resolve, options.statementMs ?? 0));
-      return { rows: options.answer() };
-    }),
-    release: (error?: Error) => released.push(error),
-  } as unknown as PoolClient;
-  const pool = {
-    connect: async () => {
-      await new Promise((resolve) => setTimeout(resolve, options.connectMs ?? 0));
-      return options.noConnection ? undefined : client;
+      return options.answer();
     },
-  } as unknown as OrderPagePool;
+  } as unknown as OrderPagesRepository;
   const secret = { get: () => Promise.resolve(KEY) } as unknown as OrderCursorSecret;
   const warn = jest.fn();
-  const statistics = {
-    get: () => Promise.resolve(options.fractions),
-  } as unknown as OrderFilterStatistics;
   const service = new OrderPagesService(
-    pool,
+    pages,
     secret,
-    statistics,
     { PAGE_DATABASE_BUDGET_MS: BUDGET_MS } as OrderSettings,
     { warn } as unknown as PinoLogger,
   );
-  return { service, released, sent, warn };
+  return { service, sent, warn };
 }
 
 /** Runs `find` to its end on the fake clock. */
-async function find(service: OrderPagesService, q: OrderPageQuery) {
-  const finding = service.find(q);
-  const settled = finding.then(
-    () => undefined,
-    () => undefined,
-  );
-  await jest.runAllTimersAsync();
-  await settled;
-  return finding;
-}
+const find = (service: OrderPagesService, q: OrderPageQuery) => onFakeClock(service.find(q));
 
 describe('OrderPagesService', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  it('sends the scan and page limits after the statement values, and gives the connection back', async () => {
-    const { service, sent, released } = setUp({ answer: () => [row(1)] });
+  it('sends the scan and page limits after the statement values, reading no statistics for an indexed filter', async () => {
+    const { service, sent } = setUp({ answer: () => [row(1)] });
     const page = await find(service, query({ filter: { petId: '1' }, limit: 2 }));
     expect(page).toEqual({ rows: [row(1)] });
     expect(sent[0].values).toEqual(['1', 12, 3]);
-    expect(released).toEqual([undefined]);
+    expect(sent[0].withStatistics).toBe(false);
   });
 
   it('lets a page filtered on a sparse status examine more, by the statistics', async () => {
@@ -111,6 +99,7 @@ describe('OrderPagesService', () => {
     const { service, sent } = setUp({ answer: () => [], fractions });
     await find(service, query({ filter: { statuses: ['pending'] }, limit: 2 }));
     await find(service, query({ filter: { statuses: ['shipped'] }, limit: 2 }));
+    expect(sent.map((s) => s.withStatistics)).toEqual([true, true]);
     expect(sent.map((s) => s.values.slice(-2))).toEqual([
       [5 * 3, 3],
       [4 * 3, 3],
@@ -144,12 +133,8 @@ describe('OrderPagesService', () => {
     expect(await find(service, query({ filter }))).toEqual({ rows: [row(1)] });
   });
 
-  it('answers 503 with Retry-After when no connection comes within the budget, logging the shape', async () => {
-    const { service, warn } = setUp({
-      answer: () => [],
-      connectMs: BUDGET_MS / 4,
-      noConnection: true,
-    });
+  it('answers 503 with Retry-After when the page runs out of its budget, logging the shape', async () => {
+    const { service, warn } = setUp({ answer: () => [], overBudgetAfterMs: BUDGET_MS / 4 });
     const failure = await find(service, query({ filter: { petId: '1' }, sort: '-shipDate' })).catch(
       (error: unknown) => error,
     );
@@ -167,32 +152,14 @@ describe('OrderPagesService', () => {
     );
   });
 
-  it('answers 503 when the statement timeout cancels the page, the connection kept', async () => {
-    const cancelled = Object.assign(new Error('canceling statement'), { code: '57014' });
-    const { service, released, warn } = setUp({
-      answer: () => {
-        throw cancelled;
-      },
-      statementMs: 300,
-    });
-    const failure = await find(service, query()).catch((error: unknown) => error);
-    expect((failure as ApiException).getStatus()).toBe(503);
-    expect(released).toEqual([undefined]);
-    expect(warn.mock.calls[0][0]).toMatchObject({
-      shape: 'no filter; sort=id; page 1',
-      elapsedMs: 300,
-    });
-  });
-
-  it('passes any other failure on, and closes its connection', async () => {
+  it('passes any other failure on, unlogged', async () => {
     const broken = new Error('connection terminated');
-    const { service, released, warn } = setUp({
+    const { service, warn } = setUp({
       answer: () => {
         throw broken;
       },
     });
     await expect(find(service, query())).rejects.toBe(broken);
-    expect(released).toEqual([broken]);
     expect(warn).not.toHaveBeenCalled();
   });
 });

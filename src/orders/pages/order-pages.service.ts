@@ -1,13 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import type { PoolClient } from 'pg';
 import { ApiException } from '../../common/errors/api.exception';
 import { CommonErrors } from '../../common/errors/error-code';
 import { decodeCursor, encodeCursor } from './order-cursor';
 import { OrderCursorSecret } from './order-cursor-secret';
 import type { OrderPage } from './order-page';
-import { OrderFilterStatistics, scanFactorOf } from './order-page-estimate';
-import { OrderPagePool } from './order-page-pool';
+import { scanFactorOf } from './order-page-estimate';
+import { OrderPagesRepository, PageOverBudgetError } from './order-pages.repository';
 import { orderSettings, type OrderSettings } from '../orders.settings';
 import type { OrderFilter, OrderPageQuery, OrderSort } from './order-page-query';
 import {
@@ -23,18 +22,14 @@ import {
  */
 const OVER_BUDGET_RETRY_AFTER_SECONDS = 10;
 
-/** PostgreSQL's `query_canceled`: here, the statement timeout of the page's budget. */
-const QUERY_CANCELED = '57014';
-
 /** Pages of the order list (v2): filtered, sorted, by keyset, each bounded in rows and time. */
 @Injectable()
 export class OrderPagesService {
   private readonly budgetMs: number;
 
   constructor(
-    private readonly pages: OrderPagePool,
+    private readonly pages: OrderPagesRepository,
     private readonly secret: OrderCursorSecret,
-    private readonly statistics: OrderFilterStatistics,
     @Inject(orderSettings.KEY) settings: OrderSettings,
     @InjectPinoLogger(OrderPagesService.name) private readonly logger: PinoLogger,
   ) {
@@ -49,6 +44,10 @@ export class OrderPagesService {
    * after its last order; a page whose scan reached its bound first continues after the last
    * order the scan examined, with fewer orders than `limit`, or none; a scan that ended before
    * its bound is the last page.
+   *
+   * A page over its database budget (PAGE_DATABASE_BUDGET_MS: the wait for a connection, then
+   * the statement) is answered 503 with Retry-After and logged once, naming the route and the
+   * page's shape.
    */
   async find(query: OrderPageQuery): Promise<OrderPage> {
     const { filter, sort, limit, cursor } = query;
@@ -56,25 +55,38 @@ export class OrderPagesService {
     const after = cursor === undefined ? undefined : decodeCursor(key, cursor, filter, sort);
     const { name, text, values, everyRowMatches } = orderPageStatement(filter, sort, after);
     const sparse = filter.statuses !== undefined || filter.complete !== undefined;
-    const scanned = await this.withinBudget(filter, sort, after !== undefined, async (client) => {
-      const fractions = sparse ? await this.statistics.get(client) : undefined;
-      const scanLimit = scanLimitOf(limit, scanFactorOf(filter, fractions));
-      return client.query<OrderScanRow | OrderPageRow>({
-        name,
-        text,
-        values: [...values, scanLimit, limit + 1],
-        rowMode: 'array',
+    const started = performance.now();
+    let scanned: (OrderScanRow | OrderPageRow)[];
+    try {
+      scanned = await this.pages.pageRows({ name, text }, sparse, (fractions) => [
+        ...values,
+        scanLimitOf(limit, scanFactorOf(filter, fractions)),
+        limit + 1,
+      ]);
+    } catch (error) {
+      if (!(error instanceof PageOverBudgetError)) throw error;
+      this.logger.warn(
+        {
+          route: 'GET /v2/store/orders',
+          shape: shapeOf(filter, sort, after !== undefined),
+          budgetMs: this.budgetMs,
+          elapsedMs: Math.round(performance.now() - started),
+        },
+        'v2 page over its database budget',
+      );
+      throw new ApiException(CommonErrors.SERVICE_UNAVAILABLE, undefined, {
+        'Retry-After': String(OVER_BUDGET_RETRY_AFTER_SECONDS),
       });
-    });
+    }
 
     if (everyRowMatches) {
-      const rows = scanned.rows as OrderPageRow[];
+      const rows = scanned as OrderPageRow[];
       if (rows.length <= limit) return { rows };
       rows.length = limit;
       return { rows, nextCursor: this.cursorAfter(key, filter, sort, rows[limit - 1]) };
     }
     const rows: OrderPageRow[] = [];
-    for (const row of scanned.rows as OrderScanRow[]) {
+    for (const row of scanned as OrderScanRow[]) {
       const [id, petId, quantity, shipDate, complete, status, matched, atBound] = row;
       if (matched) {
         if (rows.length === limit) {
@@ -95,49 +107,6 @@ export class OrderPagesService {
     row: OrderPageRow | OrderScanRow,
   ): string {
     return encodeCursor(key, filter, sort, { id: row[0], shipDate: row[3] });
-  }
-
-  /**
-   * Runs `work` on a connection of the pages' pool within the page's database budget, all of it:
-   * the wait for a connection, then the statement, under its connection's statement timeout (the
-   * rest of the budget, see OrderPagePool). An overrun is answered 503 with Retry-After and logged
-   * once, naming the route and the page's shape; the connection goes back to the pool either way,
-   * its statement cancelled by PostgreSQL, and is closed instead if it failed otherwise.
-   */
-  private async withinBudget<T>(
-    filter: OrderFilter,
-    sort: OrderSort,
-    deep: boolean,
-    work: (client: PoolClient) => Promise<T>,
-  ): Promise<T> {
-    const started = performance.now();
-    const overBudget = (): ApiException => {
-      this.logger.warn(
-        {
-          route: 'GET /v2/store/orders',
-          shape: shapeOf(filter, sort, deep),
-          budgetMs: this.budgetMs,
-          elapsedMs: Math.round(performance.now() - started),
-        },
-        'v2 page over its database budget',
-      );
-      return new ApiException(CommonErrors.SERVICE_UNAVAILABLE, undefined, {
-        'Retry-After': String(OVER_BUDGET_RETRY_AFTER_SECONDS),
-      });
-    };
-
-    const client = await this.pages.connect();
-    if (client === undefined) throw overBudget();
-    let broken: Error | undefined;
-    try {
-      return await work(client);
-    } catch (error) {
-      if ((error as { code?: unknown }).code === QUERY_CANCELED) throw overBudget();
-      if (error instanceof Error) broken = error;
-      throw error;
-    } finally {
-      client.release(broken);
-    }
   }
 }
 

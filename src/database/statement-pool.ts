@@ -1,0 +1,95 @@
+import type { Pool, PoolClient } from 'pg';
+import { configInheriting } from './statement-call';
+import type { NamedStatement } from './statements';
+
+/** PostgreSQL's `query_canceled`: a statement that ran out of its connection's statement timeout. */
+const QUERY_CANCELED = '57014';
+
+/** Whether a statement failed because its time ran out (its connection is still sound). */
+export function isStatementCancelled(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === QUERY_CANCELED;
+}
+
+/** No connection of a {@link StatementPool} came within the wait its work allowed. */
+export class ConnectionWaitExpiredError extends Error {
+  constructor(readonly waitMs: number) {
+    super(`no connection within ${waitMs} ms`);
+    this.name = 'ConnectionWaitExpiredError';
+  }
+}
+
+/** A connection lent for one piece of work: its statements run on it one after the other. */
+export interface StatementConnection {
+  /** The rows of `statement` (a named one, or a text sent as it is) with `values`. */
+  rows<R>(statement: NamedStatement | string, values?: unknown[]): Promise<R[]>;
+}
+
+/**
+ * A pool of connections of its own (`DatabasePools.createStatementPool`), for work that runs a
+ * few statements on one connection and may wait only so long for it.
+ */
+export class StatementPool {
+  /** The pg pool: for the tests that look at its connections; features use `run`. */
+  constructor(readonly pool: Pool) {}
+
+  /**
+   * Runs `work` on a connection taken within `waitMs` (else ConnectionWaitExpiredError; one that
+   * comes later is given back at once). The connection goes back to the pool after the work,
+   * also when a statement ran out of its time (PostgreSQL cancelled it; the connection is
+   * sound), and is closed instead when the work failed otherwise.
+   */
+  async run<T>(waitMs: number, work: (connection: StatementConnection) => Promise<T>): Promise<T> {
+    const client = await this.connect(waitMs);
+    let broken: Error | undefined;
+    try {
+      return await work(connectionOf(client));
+    } catch (error) {
+      if (error instanceof Error && !isStatementCancelled(error)) broken = error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** pg's own connect timeout (DATABASE_CONNECT_TIMEOUT_MS) is the longer bound. */
+  private async connect(waitMs: number): Promise<PoolClient> {
+    const connecting = this.pool.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), waitMs);
+    });
+    try {
+      const client = await Promise.race([connecting, late]);
+      if (client !== undefined) return client;
+      connecting.then(
+        (c) => c.release(),
+        () => undefined,
+      );
+      throw new ConnectionWaitExpiredError(waitMs);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Opens every connection of the pool, in the background for the caller; resolves with why
+   * one could not be opened, if any could not (undefined once the pool is closed: nothing to say).
+   */
+  async open(): Promise<unknown> {
+    const opening = Array.from({ length: this.pool.options.max }, () => this.pool.connect());
+    const results = await Promise.allSettled(opening);
+    for (const result of results) if (result.status === 'fulfilled') result.value.release();
+    const failed = results.find((result) => result.status === 'rejected');
+    return failed === undefined || this.pool.ended ? undefined : (failed.reason as unknown);
+  }
+}
+
+function connectionOf(client: PoolClient): StatementConnection {
+  return {
+    async rows<R>(statement: NamedStatement | string, values?: unknown[]): Promise<R[]> {
+      const config = typeof statement === 'string' ? statement : configInheriting(statement);
+      const { rows } = await client.query(config, values);
+      return rows as R[];
+    },
+  };
+}
