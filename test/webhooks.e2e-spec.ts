@@ -644,6 +644,38 @@ describe('webhooks: concurrency', () => {
       await receiver.stop();
     }
   });
+
+  it('lets a receiver that hangs hold its own slots only, never those of the others', async () => {
+    // Three of four slots held by a receiver that never answers (until the 5-s timeout): every
+    // other message goes through the one slot left, whichever jobs were fetched together.
+    const s = await startSuite({ WEBHOOK_CONCURRENCY: '4', WEBHOOK_TIMEOUT_MS: '5000' });
+    const hanging = await new WebhookReceiver().start();
+    const answering = await new WebhookReceiver().start();
+    try {
+      hanging.answer = () => 'hang';
+      await addEndpoint(s, hanging.url);
+      await addEndpoint(s, answering.url);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(await cancelNew(s));
+      // Well within the timeout: no attempt waits for one of the hanging ones to end.
+      await eventually(
+        () => Promise.resolve(answering.received.length),
+        (count) => count === 3,
+        4000,
+      );
+      expect(answering.received.map((r) => r.headers['webhook-id']).sort()).toEqual(ids.sort());
+      // The hanging receiver's three attempts under way at once.
+      await eventually(
+        () => Promise.resolve(hanging.received.length),
+        (count) => count === 3,
+        1000,
+      );
+    } finally {
+      await hanging.stop();
+      await s.close();
+      await answering.stop();
+    }
+  }, 30_000);
 });
 
 describe('webhooks: secrets at rest', () => {
