@@ -48,9 +48,9 @@ interface Claimed {
 
 /**
  * Claims the pending deliveries of a batch that are due, for one attempt each: a lease as long as
- * the attempt may take, so that however many jobs name a delivery, one attempt runs at a time.
- * An attempt cut off by a crash leaves its lease, which ends before pg-boss expires its job and
- * tries the job again. A delivery without its body (queued by the trigger of releases before
+ * the attempt and its recording may take, so that however many jobs name a delivery, one attempt
+ * runs at a time. An attempt cut off by a crash leaves its lease: the job pg-boss runs again
+ * finds it and comes back when it ends. A delivery without its body (queued by the trigger of releases before
  * the fan-out made bodies) comes with its audit event, in the same round trip.
  */
 const CLAIM = {
@@ -151,6 +151,13 @@ export const DELIVERY_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 /** The batches' connections: the claims and the successes of the chunks under way. */
 export const DELIVERY_POOL_SIZE = 2;
 
+/**
+ * How long a claim outlasts the attempt's timeout: enough for its outcome to be recorded on a
+ * machine that stalls for seconds (another claim before that would send the message twice), short
+ * enough that an attempt cut off by a crash is made again within a minute after its timeout.
+ */
+const LEASE_MARGIN_MS = 30_000;
+
 /** How often an idle worker looks for jobs, in seconds: pg-boss's least. */
 const POLL_SECONDS = 0.5;
 
@@ -199,6 +206,45 @@ class Slots {
 }
 
 /**
+ * The successful attempts, recorded together: one statement at a time (DELIVERED), taking every
+ * attempt that ended while the one before ran.
+ */
+class Successes {
+  private waiting: { id: string; status: number; done: (error?: Error) => void }[] = [];
+  private writing = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  /** Records the delivery `id` delivered with `status`: settles once written. */
+  async record(id: string, status: number): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.waiting.push({ id, status, done: (error) => (error ? reject(error) : resolve()) });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    // Those ending in the same turn of the event loop go together.
+    await new Promise((next) => setImmediate(next));
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        await this.pool.query({
+          ...DELIVERED,
+          values: [batch.map((s) => s.id), batch.map((s) => s.status)],
+        });
+        for (const success of batch) success.done();
+      } catch (error) {
+        for (const success of batch) success.done(error as Error);
+      }
+    }
+    this.writing = false;
+  }
+}
+
+/**
  * The attempts of this instance: pg-boss loops on the delivery queue fetch its jobs, and at most
  * `WEBHOOK_CONCURRENCY` attempts run at once ({@link Slots}), each starting as a slot frees.
  * pg-boss fetches each job for one loop of one instance (`SKIP LOCKED`); the delivery's lease
@@ -211,9 +257,11 @@ export class WebhookDeliverer {
   private readonly results: Counter<'result'>;
   private readonly duration: Histogram;
   private readonly slots: Slots;
+  private readonly successes: Successes;
 
   constructor(private readonly parts: DelivererParts) {
     this.slots = new Slots(parts.settings.WEBHOOK_CONCURRENCY);
+    this.successes = new Successes(parts.pool);
     const registry = parts.metrics.registry;
     this.results = new Counter({
       name: 'webhook_deliveries_total',
@@ -269,7 +317,7 @@ export class WebhookDeliverer {
     // tells a job waiting for a slot from one whose process died.
     // A new job wakes the loops at its commit (NOTIFY), not at their next poll.
     await boss.updateQueue(DELIVERY_QUEUE, {
-      expireInSeconds: FETCHING_LOOPS * Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 5,
+      expireInSeconds: FETCHING_LOOPS * Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 30,
       heartbeatSeconds: HEARTBEAT_SECONDS,
       notify: true,
     });
@@ -299,8 +347,9 @@ export class WebhookDeliverer {
 
   /**
    * One attempt of each delivery of `deliveryIds` that is due and has no other attempt running,
-   * in chunks as slots free: each chunk claimed, its first bodies written and its successes
-   * recorded in one statement; a failed attempt is recorded (with what follows) on its own.
+   * in chunks as slots free: each chunk claimed (and its first bodies written) in one statement;
+   * successes recorded together as they end ({@link Successes}), a failed attempt (with what
+   * follows) on its own.
    */
   async attempt(deliveryIds: readonly string[]): Promise<void> {
     const ids = [...new Set(deliveryIds)];
@@ -321,7 +370,7 @@ export class WebhookDeliverer {
     let claimed: Claimed[];
     let bodies: Map<string, string>;
     try {
-      const lease = this.parts.settings.WEBHOOK_TIMEOUT_MS + 2000;
+      const lease = this.parts.settings.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
       ({ rows: claimed } = await this.parts.pool.query<Claimed>({
         ...CLAIM,
         values: [ids, lease],
@@ -335,38 +384,29 @@ export class WebhookDeliverer {
       this.slots.give(held);
       throw error;
     }
-    const delivered: { delivery: Claimed; status: number; seconds: number }[] = [];
     await Promise.all(
       claimed.map(async (delivery) => {
-        const started = process.hrtime.bigint();
-        let result: AttemptResult;
+        // The slot is held until the attempt is recorded: a worker killed leaves at most
+        // WEBHOOK_CONCURRENCY attempts made and not recorded, to be made again.
         try {
-          result = await this.send(delivery, bodies.get(delivery.id));
-        } catch (error) {
-          result = { ok: false, error: (error as Error).message };
+          const started = process.hrtime.bigint();
+          let result: AttemptResult;
+          try {
+            result = await this.send(delivery, bodies.get(delivery.id));
+          } catch (error) {
+            result = { ok: false, error: (error as Error).message };
+          }
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          this.duration.observe(seconds);
+          let outcome: 'delivered' | 'retried' | 'failed' = 'delivered';
+          if (result.ok) await this.successes.record(delivery.id, result.status);
+          else outcome = await this.record(delivery, result);
+          this.logAttempt(delivery, result.status ?? null, outcome, seconds);
         } finally {
           this.slots.give();
         }
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        this.duration.observe(seconds);
-        if (result.ok) {
-          delivered.push({ delivery, status: result.status, seconds });
-        } else {
-          this.logAttempt(
-            delivery,
-            result.status ?? null,
-            await this.record(delivery, result),
-            seconds,
-          );
-        }
       }),
     );
-    if (delivered.length === 0) return;
-    await this.parts.pool.query({
-      ...DELIVERED,
-      values: [delivered.map((d) => d.delivery.id), delivered.map((d) => d.status)],
-    });
-    for (const d of delivered) this.logAttempt(d.delivery, d.status, 'delivered', d.seconds);
   }
 
   /** The attempt's metric and its log line. */
