@@ -18,15 +18,18 @@
  * already cancelled writes none).
  */
 import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setPriority } from 'node:os';
+import { join } from 'node:path';
 import { newSecret } from '../src/webhooks/webhook-secrets';
 import { urlFor, withClient } from '../test/setup/clusters';
 import { AppProcess } from '../test/support/app-process';
 import { bearerFor } from '../test/support/auth';
 import { createMigratedDatabase } from '../test/support/migrated-database';
 import { driveInTurns, LOAD, warmUp, type LoadResult, type Scenario } from './load';
+import { cpuSecondsOf, cpuSecondsWithChildren } from './process-cpu';
 import type { Check } from './report';
 
 /** One run's size: `small` to see every measurement work in two minutes, `full` for the figures. */
@@ -352,6 +355,8 @@ export interface WebhooksResult {
     seconds: number;
     /** The worker's resumption to the last receipt. */
     resumedToLastSeconds: number;
+    /** CPU time per event from the worker's resumption to the last receipt, in ms. */
+    cpuMsPerEvent: { worker: number; database: number; receiver: number };
   };
 }
 
@@ -364,6 +369,15 @@ const cancel: Scenario = {
   path: '/v1/store/orders/0',
   status: 204,
 };
+
+/** The pid of the PostgreSQL postmaster listening on `pgPort`. */
+async function postmasterOf(pgPort: number): Promise<number> {
+  const dataDirectory = await withClient(urlFor(pgPort, 'postgres'), async (c) => {
+    const { rows } = await c.query<{ data_directory: string }>('SHOW data_directory');
+    return rows[0].data_directory;
+  });
+  return Number(readFileSync(join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
 
 /** `rate` cancels a second for `seconds`, each of a new order of `paths`; fails on any error. */
 async function cancelsAt(
@@ -556,15 +570,28 @@ export async function measureWebhooks(
     const events = await cancellationsAfter(deliveryDb, before);
     if (events !== scale.events) throw new Error(`${events} of ${scale.events} events committed`);
     receiver.reset();
+    const postmaster = await postmasterOf(pgPort);
+    const cpuBefore = {
+      worker: cpuSecondsOf(deliveryWorker.pid),
+      database: cpuSecondsWithChildren(postmaster),
+      receiver: process.cpuUsage(),
+    };
     const resumedAt = Date.now();
     deliveryWorker.kill('SIGCONT');
     await receiver.got(events, 300_000);
+    const receiverCpu = process.cpuUsage(cpuBefore.receiver);
+    const cpuMsPerEvent = {
+      worker: ((cpuSecondsOf(deliveryWorker.pid) - cpuBefore.worker) * 1000) / events,
+      database: ((cpuSecondsWithChildren(postmaster) - cpuBefore.database) * 1000) / events,
+      receiver: (receiverCpu.user + receiverCpu.system) / 1000 / events,
+    };
     const throughput = {
       events,
       received: receiver.received,
       duplicates: receiver.duplicates,
       seconds: (receiver.lastAt - receiver.firstAt) / 1000,
       resumedToLastSeconds: (receiver.lastAt - resumedAt) / 1000,
+      cpuMsPerEvent,
     };
     return {
       scale,
@@ -661,5 +688,7 @@ export function webhooksReport(r: WebhooksResult): string {
     `  (SIGSTOP), then let go: ${fmt(t.received)} received, ${t.duplicates} twice; first receipt to`,
     `  last ${fmt(t.seconds, 2)} s: **${fmt(perSecond(t))} events/s** (resumed to last receipt`,
     `  ${fmt(t.resumedToLastSeconds, 2)} s). Target ≥ ${fmt(WEBHOOK_TARGETS.eventsPerSecond)}/s.`,
+    `  CPU per event: worker ${fmt(t.cpuMsPerEvent.worker, 2)} ms, PostgreSQL`,
+    `  ${fmt(t.cpuMsPerEvent.database, 2)} ms, the receiver ${fmt(t.cpuMsPerEvent.receiver, 2)} ms.`,
   ].join('\n');
 }

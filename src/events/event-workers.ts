@@ -107,30 +107,35 @@ export class EventWorkers {
       await boss.createQueue(consumer.queue, options);
       await boss.updateQueue(consumer.queue, options);
       // Two loops, each fetching a batch and running its events at once, each settled alone (or
-      // all of them together, by a consumer that takes a batch).
-      await boss.work<RelayedEvent>(
-        consumer.queue,
-        {
-          batchSize: Math.max(1, Math.ceil(concurrency / 2)),
-          localConcurrency: concurrency > 1 ? 2 : 1,
-          perJobResults: true,
-          pollingIntervalSeconds: POLL_SECONDS,
-          notifyPollingIntervalSeconds: NOTIFIED_POLL_SECONDS,
-          burstWhenBatchFull: true,
-        },
-        async (jobs) =>
-          consumer.instance.consumeBatch === undefined
-            ? await Promise.all(jobs.map((job) => this.run(consumer, job)))
-            : await this.runBatch(consumer, jobs),
-      );
+      // all of them together, in one statement, by a consumer that takes a batch).
+      const work = {
+        batchSize: Math.max(1, Math.ceil(concurrency / 2)),
+        localConcurrency: concurrency > 1 ? 2 : 1,
+        pollingIntervalSeconds: POLL_SECONDS,
+        notifyPollingIntervalSeconds: NOTIFIED_POLL_SECONDS,
+        burstWhenBatchFull: true,
+      };
+      if (consumer.instance.consumeBatch === undefined) {
+        await boss.work<RelayedEvent>(
+          consumer.queue,
+          { ...work, perJobResults: true },
+          async (jobs) => await Promise.all(jobs.map((job) => this.run(consumer, job))),
+        );
+      } else {
+        await boss.work<RelayedEvent>(consumer.queue, work, async (jobs) => {
+          await this.runBatch(consumer, jobs);
+        });
+      }
     }
   }
 
-  /** One run of a consumer over a batch: every job completed, or every one failed and counted. */
-  private async runBatch(consumer: Consumer, jobs: Job<RelayedEvent>[]): Promise<JobResult[]> {
+  /**
+   * One run of a consumer over a batch: pg-boss completes every job when it returns, and fails
+   * every one (each retried later) when it throws, counted here.
+   */
+  private async runBatch(consumer: Consumer, jobs: Job<RelayedEvent>[]): Promise<void> {
     try {
       await consumer.instance.consumeBatch?.(jobs.map((job) => job.data));
-      return jobs.map((job) => ({ id: job.id, status: 'completed' }));
     } catch (error) {
       const name = consumer.options.name;
       this.failures.inc({ consumer: name }, jobs.length);
@@ -138,8 +143,7 @@ export class EventWorkers {
         { consumer: name, eventIds: jobs.map((job) => job.data.id), err: error },
         'event consumer failed on a batch; each of its events runs again later',
       );
-      const output = { message: (error as Error).message };
-      return jobs.map((job) => ({ id: job.id, status: 'failed', output }));
+      throw error;
     }
   }
 

@@ -48,10 +48,10 @@ interface Claimed {
 
 /**
  * Claims the pending deliveries of a batch that are due, for one attempt each: a lease as long as
- * the attempt may take, so that however many jobs name a delivery, one attempt runs at a time.
- * An attempt cut off by a crash leaves its lease, which ends before pg-boss expires its job and
- * tries the job again. A delivery without its body yet comes with its audit event, in the same
- * round trip.
+ * the attempt and its recording may take, so that however many jobs name a delivery, one attempt
+ * runs at a time. An attempt cut off by a crash leaves its lease: the job pg-boss runs again
+ * finds it and comes back when it ends. A delivery without its body (queued by the trigger of releases before
+ * the fan-out made bodies) comes with its audit event, in the same round trip.
  */
 const CLAIM = {
   name: 'webhooks.claim',
@@ -148,26 +148,120 @@ export interface DelivererParts {
  */
 export const DELIVERY_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 
-/** The batches' connections: each of the two workers runs one statement at a time. */
+/** The batches' connections: the claims and the successes of the chunks under way. */
 export const DELIVERY_POOL_SIZE = 2;
+
+/**
+ * How long a claim outlasts the attempt's timeout: enough for its outcome to be recorded on a
+ * machine that stalls for seconds (another claim before that would send the message twice), short
+ * enough that an attempt cut off by a crash is made again within a minute after its timeout.
+ */
+const LEASE_MARGIN_MS = 30_000;
 
 /** How often an idle worker looks for jobs, in seconds: pg-boss's least. */
 const POLL_SECONDS = 0.5;
 
 /**
- * The attempts of this instance: a pg-boss worker on the delivery queue, at most
- * `WEBHOOK_CONCURRENCY` attempts at once. pg-boss fetches each job for one worker of one instance
- * (`SKIP LOCKED`); the delivery's lease keeps a delivery to one attempt at a time; a failed
- * attempt schedules the next as a new job at the time the retry schedule says, in the
- * transaction that records it.
+ * pg-boss's loops fetching attempts: each fetches `WEBHOOK_CONCURRENCY` jobs, so that the next
+ * ones are at hand as slots free; a job waits for a slot at most as long as the attempts of the
+ * loops before it can take.
+ */
+const FETCHING_LOOPS = 2;
+
+/**
+ * How often a loop tells pg-boss its jobs are alive, in seconds, and after how long without a
+ * word pg-boss takes them for cut off (their process died) and runs them again: whatever the
+ * attempts' timeout, a crashed worker's jobs wait no longer than this and pg-boss's next
+ * supervision.
+ */
+const HEARTBEAT_SECONDS = 10;
+const HEARTBEAT_REFRESH_SECONDS = 4;
+
+/**
+ * The `WEBHOOK_CONCURRENCY` attempts an instance may make at once. Attempts start in chunks: a
+ * chunk takes as many slots as are free, at least one, and gives each back as its attempt ends.
+ * Slots given back in one turn of the event loop go to the next chunk together, so that its
+ * claim is one statement for all of them.
+ */
+class Slots {
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private free: number) {}
+
+  /** Up to `wanted` slots, at least one: waits while none is free. */
+  async take(wanted: number): Promise<number> {
+    while (this.free === 0) await new Promise<void>((wake) => this.waiting.push(wake));
+    const taken = Math.min(wanted, this.free);
+    this.free -= taken;
+    // Slots left over go to the next chunk waiting.
+    if (this.free > 0) this.waiting.shift()?.();
+    return taken;
+  }
+
+  give(count = 1): void {
+    this.free += count;
+    const next = this.waiting.shift();
+    if (next !== undefined) setImmediate(next);
+  }
+}
+
+/**
+ * The successful attempts, recorded together: one statement at a time (DELIVERED), taking every
+ * attempt that ended while the one before ran.
+ */
+class Successes {
+  private waiting: { id: string; status: number; done: (error?: Error) => void }[] = [];
+  private writing = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  /** Records the delivery `id` delivered with `status`: settles once written. */
+  async record(id: string, status: number): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.waiting.push({ id, status, done: (error) => (error ? reject(error) : resolve()) });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    // Those ending in the same turn of the event loop go together.
+    await new Promise((next) => setImmediate(next));
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        await this.pool.query({
+          ...DELIVERED,
+          values: [batch.map((s) => s.id), batch.map((s) => s.status)],
+        });
+        for (const success of batch) success.done();
+      } catch (error) {
+        for (const success of batch) success.done(error as Error);
+      }
+    }
+    this.writing = false;
+  }
+}
+
+/**
+ * The attempts of this instance: pg-boss loops on the delivery queue fetch its jobs, and at most
+ * `WEBHOOK_CONCURRENCY` attempts run at once ({@link Slots}), each starting as a slot frees.
+ * pg-boss fetches each job for one loop of one instance (`SKIP LOCKED`); the delivery's lease
+ * keeps a delivery to one attempt at a time; a failed attempt schedules the next as a new job at
+ * the time the retry schedule says, in the transaction that records it.
  */
 export class WebhookDeliverer {
   private boss: PgBoss | undefined;
   private readonly userAgent = `store-orders-webhooks/${packageVersion()}`;
   private readonly results: Counter<'result'>;
   private readonly duration: Histogram;
+  private readonly slots: Slots;
+  private readonly successes: Successes;
 
   constructor(private readonly parts: DelivererParts) {
+    this.slots = new Slots(parts.settings.WEBHOOK_CONCURRENCY);
+    this.successes = new Successes(parts.pool);
     const registry = parts.metrics.registry;
     this.results = new Counter({
       name: 'webhook_deliveries_total',
@@ -219,33 +313,30 @@ export class WebhookDeliverer {
     if (!this.parts.delivers) return;
     const boss = await this.parts.queue.started();
     this.boss = boss;
-    // A job whose attempt outlives the timeout by this much was cut off (its process died).
-    // A new job wakes the workers at its commit (NOTIFY), not at their next poll.
+    // A job not done this long after its fetch hangs: pg-boss runs it again. Its loop's heartbeat
+    // tells a job waiting for a slot from one whose process died.
+    // A new job wakes the loops at its commit (NOTIFY), not at their next poll.
     await boss.updateQueue(DELIVERY_QUEUE, {
-      expireInSeconds: Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 5,
+      expireInSeconds: FETCHING_LOOPS * Math.ceil(settings.WEBHOOK_TIMEOUT_MS / 1000) + 30,
+      heartbeatSeconds: HEARTBEAT_SECONDS,
       notify: true,
     });
-    // Two workers, each fetching a batch of jobs and making their attempts at once: together at
-    // most WEBHOOK_CONCURRENCY attempts. A batch takes one fetch and a few statements for all of
-    // its attempts; two of them keep one slow batch from stopping this instance's deliveries.
-    const concurrency = settings.WEBHOOK_CONCURRENCY;
-    for (const batchSize of [Math.ceil(concurrency / 2), Math.floor(concurrency / 2)]) {
-      if (batchSize === 0) continue;
-      await boss.work<{ deliveryId: string }>(
-        DELIVERY_QUEUE,
-        {
-          batchSize,
-          pollingIntervalSeconds: POLL_SECONDS,
-          notifyPollingIntervalSeconds: NOTIFIED_POLL_SECONDS,
-          // With a backlog (a full batch), the next batch is fetched as soon as this one is done.
-          burstWhenBatchFull: true,
-        },
-        async (jobs) => {
-          this.parts.queue.answered();
-          await this.attempt(jobs.map((job) => job.data.deliveryId));
-        },
-      );
-    }
+    await boss.work<{ deliveryId: string }>(
+      DELIVERY_QUEUE,
+      {
+        batchSize: settings.WEBHOOK_CONCURRENCY,
+        localConcurrency: FETCHING_LOOPS,
+        heartbeatRefreshSeconds: HEARTBEAT_REFRESH_SECONDS,
+        pollingIntervalSeconds: POLL_SECONDS,
+        notifyPollingIntervalSeconds: NOTIFIED_POLL_SECONDS,
+        // With a backlog (a full batch), the next batch is fetched as soon as this one is done.
+        burstWhenBatchFull: true,
+      },
+      async (jobs) => {
+        this.parts.queue.answered();
+        await this.attempt(jobs.map((job) => job.data.deliveryId));
+      },
+    );
   }
 
   async stop(): Promise<void> {
@@ -256,52 +347,66 @@ export class WebhookDeliverer {
 
   /**
    * One attempt of each delivery of `deliveryIds` that is due and has no other attempt running,
-   * all at once: claimed, their first bodies written, and their successes recorded, each in one
-   * statement for the batch; a failed attempt is recorded (with what follows) on its own.
+   * in chunks as slots free: each chunk claimed (and its first bodies written) in one statement;
+   * successes recorded together as they end ({@link Successes}), a failed attempt (with what
+   * follows) on its own.
    */
   async attempt(deliveryIds: readonly string[]): Promise<void> {
-    const { settings } = this.parts;
-    const lease = settings.WEBHOOK_TIMEOUT_MS + 2000;
-    const { rows: claimed } = await this.parts.pool.query<Claimed>({
-      ...CLAIM,
-      values: [deliveryIds, lease],
-    });
-    const claimedIds = new Set(claimed.map((delivery) => delivery.id));
-    for (const id of new Set(deliveryIds)) {
-      if (!claimedIds.has(id)) await this.unclaimed(id);
+    const ids = [...new Set(deliveryIds)];
+    const chunks: Promise<void>[] = [];
+    for (let next = 0; next < ids.length;) {
+      const taken = await this.slots.take(ids.length - next);
+      chunks.push(this.attemptChunk(ids.slice(next, next + taken)));
+      next += taken;
     }
-    if (claimed.length === 0) return;
-    const bodies = await this.firstBodies(claimed);
-    const delivered: { delivery: Claimed; status: number; seconds: number }[] = [];
+    // Every chunk ends before the jobs are settled, whichever failed.
+    const failed = (await Promise.allSettled(chunks)).find((chunk) => chunk.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  /** The attempts of `ids`, one slot each, taken by the caller and given back here. */
+  private async attemptChunk(ids: readonly string[]): Promise<void> {
+    let held = ids.length;
+    let claimed: Claimed[];
+    let bodies: Map<string, string>;
+    try {
+      const lease = this.parts.settings.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
+      ({ rows: claimed } = await this.parts.pool.query<Claimed>({
+        ...CLAIM,
+        values: [ids, lease],
+      }));
+      this.slots.give(held - claimed.length);
+      held = claimed.length;
+      const claimedIds = new Set(claimed.map((delivery) => delivery.id));
+      for (const id of ids) if (!claimedIds.has(id)) await this.unclaimed(id);
+      bodies = await this.firstBodies(claimed);
+    } catch (error) {
+      this.slots.give(held);
+      throw error;
+    }
     await Promise.all(
       claimed.map(async (delivery) => {
-        const started = process.hrtime.bigint();
-        let result: AttemptResult;
+        // The slot is held until the attempt is recorded: a worker killed leaves at most
+        // WEBHOOK_CONCURRENCY attempts made and not recorded, to be made again.
         try {
-          result = await this.send(delivery, bodies.get(delivery.id));
-        } catch (error) {
-          result = { ok: false, error: (error as Error).message };
-        }
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        this.duration.observe(seconds);
-        if (result.ok) {
-          delivered.push({ delivery, status: result.status, seconds });
-        } else {
-          this.logAttempt(
-            delivery,
-            result.status ?? null,
-            await this.record(delivery, result),
-            seconds,
-          );
+          const started = process.hrtime.bigint();
+          let result: AttemptResult;
+          try {
+            result = await this.send(delivery, bodies.get(delivery.id));
+          } catch (error) {
+            result = { ok: false, error: (error as Error).message };
+          }
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          this.duration.observe(seconds);
+          let outcome: 'delivered' | 'retried' | 'failed' = 'delivered';
+          if (result.ok) await this.successes.record(delivery.id, result.status);
+          else outcome = await this.record(delivery, result);
+          this.logAttempt(delivery, result.status ?? null, outcome, seconds);
+        } finally {
+          this.slots.give();
         }
       }),
     );
-    if (delivered.length === 0) return;
-    await this.parts.pool.query({
-      ...DELIVERED,
-      values: [delivered.map((d) => d.delivery.id), delivered.map((d) => d.status)],
-    });
-    for (const d of delivered) this.logAttempt(d.delivery, d.status, 'delivered', d.seconds);
   }
 
   /** The attempt's metric and its log line. */
@@ -327,8 +432,9 @@ export class WebhookDeliverer {
   }
 
   /**
-   * The bodies of the first attempts among `claimed`, written before any is sent: every later
-   * attempt sends the same. A delivery whose event is gone has none (its attempt fails).
+   * The bodies of the deliveries among `claimed` that have none yet (queued before the fan-out
+   * made them), written before any is sent: every later attempt sends the same. A delivery whose
+   * event is gone has none (its attempt fails).
    */
   private async firstBodies(claimed: readonly Claimed[]): Promise<Map<string, string>> {
     const first = claimed.filter(

@@ -150,3 +150,20 @@ export async function received(
     timeoutMs,
   );
 }
+
+/**
+ * The delivery records of the messages `webhookIds` (none when it is empty): what a test shows of
+ * a message that arrived twice, to tell a retried attempt (its last error) from one made twice.
+ */
+export async function deliveryRecordsOf(
+  t: TestApp,
+  webhookIds: readonly string[],
+): Promise<object[]> {
+  if (webhookIds.length === 0) return [];
+  const { rows } = await t.db.query<object>(
+    `SELECT webhook_id, endpoint_id, status, attempts, last_status_code, last_error
+       FROM webhook_deliveries WHERE webhook_id = ANY ($1::text[]) ORDER BY webhook_id`,
+    [webhookIds],
+  );
+  return rows;
+}
