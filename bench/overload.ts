@@ -2,13 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withClient } from '../test/setup/clusters';
 import {
   closedLoop,
-  goodputOf,
   openLoop,
-  p99Of,
-  served,
+  percentile,
+  type Answer,
   type LoadRun,
   type Shot,
-} from '../test/support/open-loop';
+} from './open-loop';
 import { rssBytes, watchPeakRss } from './process-memory';
 import { MB, type Check } from './report';
 
@@ -90,6 +89,15 @@ export interface OverloadResult {
   rssGrowthBytes: number;
   recoveryMs: number;
 }
+
+const served = (a: Answer): boolean => typeof a.status === 'number' && a.status < 300;
+const goodputOf = (run: LoadRun): number =>
+  run.answers.filter(served).length / (run.durationMs / 1000);
+const p99Of = (answers: Answer[]): number =>
+  percentile(
+    answers.map((a) => a.ms),
+    99,
+  );
 
 /**
  * How long after the overload's end every window of the recovery load is served as unloaded: all

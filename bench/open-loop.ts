@@ -1,10 +1,10 @@
 import { Agent, request } from 'node:http';
 
 /**
- * The load generators of the overload bench and of the stack test's overload. Open loop: requests
- * are sent on a fixed schedule, whatever the answers, as many independent clients would
- * (autocannon and wrk are closed loops: a connection sends its next request only once answered,
- * so a slow server slows the load down and hides its queue). Each request's time runs from its scheduled send, not from when a free
+ * The load generators of the overload scenario. Open loop: requests are sent on a fixed schedule,
+ * whatever the answers, as many independent clients would (autocannon and wrk are closed loops:
+ * a connection sends its next request only once answered, so a slow server slows the load down
+ * and hides its queue). Each request's time runs from its scheduled send, not from when a free
  * connection took it: a late send is the server's delay too ("coordinated omission").
  */
 
@@ -14,21 +14,11 @@ export interface Shot {
   path: string;
 }
 
-/**
- * One answer: when it was scheduled (ms from the run's start), its status (or the connection's
- * error code), its time; an error answer (4xx, 5xx) also with its `Retry-After` and its body,
- * to tell who answered it and how.
- */
+/** One answer: when it was scheduled (ms from the run's start), its status, its time. */
 export interface Answer {
   at: number;
   status: number | string;
   ms: number;
-  error?: ErrorAnswer;
-}
-
-export interface ErrorAnswer {
-  retryAfter?: string;
-  body: string;
 }
 
 export interface LoadRun {
@@ -48,31 +38,19 @@ const OPEN_LOOP_CONNECTIONS = 1_000;
 /** Past the schedule's end, answers still due are awaited this long, then counted as lost. */
 const DRAIN_MS = 30_000;
 
-/** An error answer's body is read (it is small); any other is passed over unread. */
-const ERROR_STATUS = 400;
-
 function send(
   agent: Agent,
   target: Target,
   shot: Shot,
-  onAnswer: (status: number | string, error?: ErrorAnswer) => void,
+  onAnswer: (status: number | string) => void,
 ): void {
   const req = request(
     `${target.url}${shot.path}`,
     { method: shot.method, headers: target.headers, agent },
     (res) => {
-      const status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      res.on('end', () => {
-        if (status < ERROR_STATUS) onAnswer(status);
-        else {
-          const retryAfter = res.headers['retry-after'];
-          onAnswer(status, { retryAfter, body: Buffer.concat(chunks).toString('utf8') });
-        }
-      });
+      res.on('end', () => onAnswer(res.statusCode ?? 0));
       res.on('error', (error: NodeJS.ErrnoException) => onAnswer(error.code ?? 'error'));
-      if (status < ERROR_STATUS) res.resume();
-      else res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.resume();
     },
   );
   req.on('error', (error: NodeJS.ErrnoException) => onAnswer(error.code ?? 'error'));
@@ -107,8 +85,8 @@ export function openLoop(target: Target, rate: number, durationMs: number): Prom
       const due = Math.min(total, Math.floor((now * rate) / 1000));
       for (; sent < due; sent++) {
         const at = (sent * 1000) / rate;
-        send(agent, target, target.next(sent), (status, error) => {
-          answers.push({ at, status, ms: performance.now() - start - at, error });
+        send(agent, target, target.next(sent), (status) => {
+          answers.push({ at, status, ms: performance.now() - start - at });
           if (sent === total && answers.length === total) finish();
         });
       }
@@ -135,10 +113,10 @@ export async function closedLoop(
   const client = async (): Promise<void> => {
     while (performance.now() - start < durationMs) {
       const at = performance.now() - start;
-      const answer = await new Promise<Pick<Answer, 'status' | 'error'>>((resolve) =>
-        send(agent, target, target.next(sent++), (status, error) => resolve({ status, error })),
+      const status = await new Promise<number | string>((resolve) =>
+        send(agent, target, target.next(sent++), resolve),
       );
-      answers.push({ at, ...answer, ms: performance.now() - start - at });
+      answers.push({ at, status, ms: performance.now() - start - at });
     }
   };
   await Promise.all(Array.from({ length: connections }, client));
@@ -152,17 +130,3 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
-
-/** Answered 2xx. */
-export const served = (a: Answer): boolean => typeof a.status === 'number' && a.status < 300;
-
-/** Successful answers a second over a run's schedule. */
-export const goodputOf = (run: LoadRun): number =>
-  run.answers.filter(served).length / (run.durationMs / 1000);
-
-/** The 99th percentile of some answers' times, in ms. */
-export const p99Of = (answers: Answer[]): number =>
-  percentile(
-    answers.map((a) => a.ms),
-    99,
-  );
