@@ -5,7 +5,7 @@ import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * Reaches into private parts of dependencies (#29): only src/platform/ makes them, one file per
+ * Reaches into private parts of dependencies: only src/platform/ makes them, one file per
  * internal, each checked on the assembled application by test/platform.e2e-spec.ts and listed in
  * docs/upgrading.md. Anywhere else in src/ and test/, each of these is an error.
  */
@@ -63,7 +63,7 @@ const restrictions = {
     'error',
     ...Object.values(PRIVATE_REACHES).map(({ selector, message }) => ({
       selector,
-      message: `${message}: private to a dependency, only src/platform/ reaches it (#29, docs/upgrading.md)`,
+      message: `${message}: private to a dependency, only src/platform/ reaches it (docs/upgrading.md)`,
     })),
   ],
 };
