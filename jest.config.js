@@ -11,6 +11,8 @@
  * vm.SourceTextModule, still behind that flag on Node 24, with an ExperimentalWarning on every
  * run), so @swc/jest turns them into CommonJS instead.
  */
+const { availableParallelism } = require('node:os');
+
 const swc = [
   '@swc/jest',
   {
@@ -48,8 +50,11 @@ const shared = {
 };
 
 module.exports = {
-  // Suites boot the application and a database: generous, never a measure of speed.
-  testTimeout: 30000,
+  // Suites boot the application and a database, side by side: generous, never a measure of speed.
+  testTimeout: 60000,
+  // Suites spend much of their time waiting on a server, a database or a timer: side by side,
+  // at least two even on two cores (Jest's default there is one), one per core above that.
+  maxWorkers: Math.max(2, availableParallelism()),
   projects: [
     {
       ...shared,

@@ -120,7 +120,13 @@ export async function startCluster(
   {
     authMethod = 'password',
     preload = [],
-  }: { authMethod?: 'password' | 'scram-sha-256'; preload?: readonly string[] } = {},
+    maxConnections,
+  }: {
+    authMethod?: 'password' | 'scram-sha-256';
+    preload?: readonly string[];
+    /** PostgreSQL's own default (100) when absent. */
+    maxConnections?: number;
+  } = {},
 ): Promise<Cluster> {
   const EmbeddedPostgres = await importWithoutExitWait();
   const cluster = new EmbeddedPostgres({
@@ -131,8 +137,10 @@ export async function startCluster(
     authMethod,
     persistent: true,
     createPostgresUser: true,
-    postgresFlags:
-      preload.length > 0 ? ['-c', `shared_preload_libraries=${preload.join(',')}`] : [],
+    postgresFlags: [
+      ...(preload.length > 0 ? ['-c', `shared_preload_libraries=${preload.join(',')}`] : []),
+      ...(maxConnections === undefined ? [] : ['-c', `max_connections=${maxConnections}`]),
+    ],
     onLog: () => undefined,
   });
   await cluster.initialise();

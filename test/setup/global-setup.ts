@@ -35,7 +35,8 @@ export default async function globalSetup(): Promise<void> {
   const start = async (name: string): Promise<{ cluster: Cluster; port: number; dir: string }> => {
     const port = await freePort();
     const dir = join(root, name);
-    return { cluster: await startCluster(dir, port), port, dir };
+    // Suites run side by side, several with two or three instances and their pools each.
+    return { cluster: await startCluster(dir, port, { maxConnections: 400 }), port, dir };
   };
 
   const [main, outage, readiness, webhooksOutage] = await Promise.all([

@@ -167,3 +167,17 @@ export async function deliveryRecordsOf(
   );
   return rows;
 }
+
+/** The delivery of an event to an endpoint once it is no longer pending. */
+export async function settled(
+  s: WebhookSuite,
+  endpointId: string,
+  eventId: string,
+  timeoutMs = 20_000,
+): Promise<DeliveryJson> {
+  return await eventually(
+    () => deliveryOf(s, endpointId, eventId),
+    (d) => d.status !== 'pending',
+    timeoutMs,
+  );
+}
