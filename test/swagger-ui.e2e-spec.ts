@@ -10,6 +10,12 @@ import { createTestApp, listen, TestApp } from './support/test-app';
 /** Debian's chromium: no browser is downloaded (`apt-get install -y chromium`). */
 const CHROMIUM = '/usr/bin/chromium';
 
+/**
+ * Each browser step's own bound: a step that cannot happen fails with its own message, well
+ * within the test's timeout, and a page that loads slowly beside other suites still loads.
+ */
+const STEP_TIMEOUT_MS = 20_000;
+
 function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -49,8 +55,7 @@ describeWithBinary('chromium', 'chromium')('Swagger UI in a real browser', () =>
   ): Promise<void> {
     if (!browser) throw new Error('chromium did not start');
     const page = await browser.newPage();
-    // A step that cannot happen fails with its own message, well within the test's timeout.
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
     const failures: string[] = [];
     page.on('pageerror', (error) => failures.push(error.message));
     page.on('console', (message) => {
@@ -184,7 +189,7 @@ describeWithBinary('chromium', 'chromium')('Swagger UI of a module with marked r
   it('strikes the deprecated operation through, shows its sunset, and leaves the others as they are', async () => {
     if (!browser) throw new Error('chromium did not start');
     const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
     const failures: string[] = [];
     page.on('pageerror', (error) => failures.push(error.message));
     try {
