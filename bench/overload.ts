@@ -2,12 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withClient } from '../test/setup/clusters';
 import {
   closedLoop,
+  goodputOf,
   openLoop,
-  percentile,
-  type Answer,
+  p99Of,
+  served,
   type LoadRun,
   type Shot,
-} from './open-loop';
+} from '../test/support/open-loop';
 import { rssBytes, watchPeakRss } from './process-memory';
 import { MB, type Check } from './report';
 
@@ -89,15 +90,6 @@ export interface OverloadResult {
   rssGrowthBytes: number;
   recoveryMs: number;
 }
-
-const served = (a: Answer): boolean => typeof a.status === 'number' && a.status < 300;
-const goodputOf = (run: LoadRun): number =>
-  run.answers.filter(served).length / (run.durationMs / 1000);
-const p99Of = (answers: Answer[]): number =>
-  percentile(
-    answers.map((a) => a.ms),
-    99,
-  );
 
 /**
  * How long after the overload's end every window of the recovery load is served as unloaded: all
