@@ -73,22 +73,6 @@ describe('LoopDelay', () => {
     stalled.advance(300);
     expect(stalled.delay.read()).toBe(290);
   });
-
-  it('reads a loop busy nearly all the time in short tasks as in time', async () => {
-    const delay = new LoopDelay();
-    const before = performance.eventLoopUtilization();
-    const until = performance.now() + 300;
-    // Busy in 1-ms tasks, each handing the loop back: the shape of many fast answers.
-    while (performance.now() < until) {
-      const end = performance.now() + 1;
-      while (performance.now() < end);
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    const { utilization } = performance.eventLoopUtilization(performance.eventLoopUtilization(before));
-    delay.onApplicationShutdown();
-    expect(utilization).toBeGreaterThan(0.9);
-    expect(delay.read()).toBeLessThan(5);
-  });
 });
 
 describe('AdmissionControl', () => {
@@ -118,7 +102,7 @@ describe('AdmissionControl', () => {
   });
 
   it('fills the limit by criticality: all of it, 80 %; no known key, while under half', () => {
-    const admission = new AdmissionControl(limitOf(10, 10), () => 0, 10);
+    const admission = new AdmissionControl(limitOf(4, 10, 10), () => 0, 10);
     for (let i = 0; i < 4; i++) expect(admission.tryAcquire('default')).toBeDefined();
     expect(admission.admitsSheddable()).toBe(true);
     for (let i = 0; i < 4; i++) expect(admission.tryAcquire('default')).toBeDefined();
@@ -129,11 +113,23 @@ describe('AdmissionControl', () => {
     expect(admission.inFlightCount).toBe(10);
   });
 
+  it('lets keyed requests in up to the floor, whatever their share', () => {
+    const admission = new AdmissionControl(limitOf(10, 1000, 10), () => 0, 10);
+    for (let i = 0; i < 10; i++) expect(admission.tryAcquire('default')).toBeDefined();
+    expect(admission.tryAcquire('default')).toBeUndefined();
+    expect(admission.admitsSheddable()).toBe(false);
+  });
+
   it('updates the limit once per window of answers, from their average time', () => {
     let now = 0;
     const gradient = limitOf(4, 1000);
     const update = jest.spyOn(gradient, 'update');
-    const admission = new AdmissionControl(gradient, () => 3, 10, () => now);
+    const admission = new AdmissionControl(
+      gradient,
+      () => 3,
+      10,
+      () => now,
+    );
     for (let i = 0; i < 10; i++) {
       const admittedAt = admission.tryAcquire('critical') as number;
       now += 20;
