@@ -1,5 +1,6 @@
 import { AdmissionControl } from './admission-control';
 import { Gradient2Limit, GRADIENT2_DEFAULTS } from './gradient2-limit';
+import { LoopDelay } from './loop-delay';
 
 const limitOf = (min: number, max: number, initial = 20) =>
   new Gradient2Limit({
@@ -39,24 +40,69 @@ describe('Gradient2Limit', () => {
   });
 });
 
+/** A loop whose 10-ms timer ticks `lagMs` late, on a clock the test moves. */
+function fakeLoop(lagMs: () => number): { delay: LoopDelay; advance: (ms: number) => void } {
+  let now = 0;
+  let nextTick = 10 + lagMs();
+  const delay = new LoopDelay(10, () => now);
+  delay.onApplicationShutdown();
+  return {
+    delay,
+    advance(ms) {
+      const until = now + ms;
+      while (nextTick <= until) {
+        now = nextTick;
+        delay.tick();
+        nextTick = now + 10 + lagMs();
+      }
+      now = until;
+    },
+  };
+}
+
+describe('LoopDelay', () => {
+  it('reads the median lag of the ticks since the last read, one long pause apart', () => {
+    const lags = [1, 1, 80, 1, 2, 1, 1];
+    const loop = fakeLoop(() => lags.shift() ?? 1);
+    loop.advance(200);
+    expect(loop.delay.read()).toBe(1);
+  });
+
+  it('reads a loop that has not come round since as late as it is', () => {
+    const stalled = fakeLoop(() => 1_000);
+    stalled.advance(300);
+    expect(stalled.delay.read()).toBe(290);
+  });
+});
+
 describe('AdmissionControl', () => {
-  it('shrinks the limit in a window where the event loop was saturated, however fast the answers', () => {
+  /** 50 windows of 60 answers of 20 ms each (over half the limit in flight), on the fake loop. */
+  function limitAfterBusyWindows(lagMs: number): number {
+    const loop = fakeLoop(() => lagMs);
     let now = 0;
-    const admission = new AdmissionControl(
-      limitOf(4, 1000, 100),
-      () => 0.97,
-      () => now,
-    );
+    const gradient = limitOf(4, 1000, 100);
+    const admission = new AdmissionControl(gradient, loop.delay.read, 10, () => now);
     for (let i = 0; i < 50; i++) {
-      const admittedAt = admission.tryAcquire('critical') as number;
-      now += 20;
-      admission.release(admittedAt);
+      const admitted = Array.from({ length: 60 }, () => admission.tryAcquire('critical') as number);
+      now += 100;
+      loop.advance(100);
+      for (const admittedAt of admitted) admission.release(admittedAt);
     }
-    expect(admission.limit).toBeLessThan(70);
+    return admission.limit;
+  }
+
+  it('shrinks the limit in windows where the event loop ran late, however fast the answers', () => {
+    expect(limitAfterBusyWindows(30)).toBeLessThan(70);
+  });
+
+  it('keeps the limit while the loop is busy but comes round in time (no queue)', () => {
+    // Busy 90 % or more of the time in 1-ms tasks: what an event loop utilisation called
+    // saturated, when every request was still read within a millisecond.
+    expect(limitAfterBusyWindows(1)).toBeGreaterThanOrEqual(100);
   });
 
   it('fills the limit by criticality: all of it, 80 %; no known key, while under half', () => {
-    const admission = new AdmissionControl(limitOf(10, 10));
+    const admission = new AdmissionControl(limitOf(4, 10, 10), () => 0, 10);
     for (let i = 0; i < 4; i++) expect(admission.tryAcquire('default')).toBeDefined();
     expect(admission.admitsSheddable()).toBe(true);
     for (let i = 0; i < 4; i++) expect(admission.tryAcquire('default')).toBeDefined();
@@ -67,13 +113,21 @@ describe('AdmissionControl', () => {
     expect(admission.inFlightCount).toBe(10);
   });
 
+  it('lets keyed requests in up to the floor, whatever their share', () => {
+    const admission = new AdmissionControl(limitOf(10, 1000, 10), () => 0, 10);
+    for (let i = 0; i < 10; i++) expect(admission.tryAcquire('default')).toBeDefined();
+    expect(admission.tryAcquire('default')).toBeUndefined();
+    expect(admission.admitsSheddable()).toBe(false);
+  });
+
   it('updates the limit once per window of answers, from their average time', () => {
     let now = 0;
     const gradient = limitOf(4, 1000);
     const update = jest.spyOn(gradient, 'update');
     const admission = new AdmissionControl(
       gradient,
-      () => 0.5,
+      () => 3,
+      10,
       () => now,
     );
     for (let i = 0; i < 10; i++) {

@@ -1,5 +1,6 @@
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { Gradient2Limit } from './gradient2-limit';
+import type { LoopDelayReading } from './loop-delay';
 
 /**
  * How much a request matters when the instance is overloaded, highest last to go (the criticality
@@ -9,7 +10,10 @@ import type { Gradient2Limit } from './gradient2-limit';
  */
 export type Criticality = 'critical' | 'default' | 'sheddable';
 
-/** The share of the limit each criticality may fill: the less critical are refused first. */
+/**
+ * The share of the limit each criticality may fill: the less critical are refused first. A keyed
+ * request is never refused while fewer than the limit's floor are in flight.
+ */
 const SHARE_OF_LIMIT: Record<Criticality, number> = { critical: 1, default: 0.8, sheddable: 0.5 };
 
 /** A window of samples closes after this long and this many responses, whichever is later. */
@@ -17,33 +21,15 @@ const WINDOW_MS = 100;
 const WINDOW_SAMPLES = 10;
 
 /**
- * Past this share of a window spent running JavaScript, the event loop is saturated: requests
- * then wait unread in their sockets, before any latency of the admitted ones shows it.
- */
-const SATURATED_LOOP = 0.9;
-
-/** The share of the time the event loop has been busy since the last call (0 to 1). */
-export type LoopUtilisation = () => number;
-
-/** Node's event loop utilisation, window by window. */
-export function eventLoopUtilisation(): LoopUtilisation {
-  let last: EventLoopUtilization = performance.eventLoopUtilization();
-  return () => {
-    const now = performance.eventLoopUtilization();
-    const { utilization } = performance.eventLoopUtilization(now, last);
-    last = now;
-    return utilization;
-  };
-}
-
-/**
  * Admission at the door: a request is let in while the requests in flight stay under its share of
  * an adaptive concurrency limit ({@link Gradient2Limit}), else refused at once. Each admitted
  * request's time, from admission to its response's start, is sampled; each window of samples
  * (their average, as Netflix's `WindowedLimit` does) updates the limit. A window in which the
- * event loop was saturated counts as a drop, as a refused request does in Netflix's limits: the
- * limit then shrinks, whatever the latency of the few admitted (on a process bound by its CPU,
- * the queue builds in the sockets, not among the requests let in).
+ * event loop ran late by more than `maxLoopDelayMs` (`LoopDelay`, the median timer lag)
+ * counts as a drop, as a refused request does in Netflix's limits: the limit then shrinks,
+ * whatever the latency of the few admitted (on a process bound by its CPU, the queue builds in
+ * the sockets, not among the requests let in). A loop busy nearly all of the time but coming
+ * round in time is not a queue, and does not shrink the limit.
  */
 export class AdmissionControl {
   private inFlight = 0;
@@ -54,7 +40,8 @@ export class AdmissionControl {
 
   constructor(
     private readonly gradient: Gradient2Limit,
-    private readonly loopUtilisation: LoopUtilisation = eventLoopUtilisation(),
+    private readonly loopDelay: LoopDelayReading,
+    private readonly maxLoopDelayMs: number,
     private readonly now: () => number = () => performance.now(),
   ) {
     this.windowStart = now();
@@ -85,7 +72,11 @@ export class AdmissionControl {
    * {@link release} when its response starts.
    */
   tryAcquire(criticality: Criticality): number | undefined {
-    if (this.inFlight >= this.gradient.limit * SHARE_OF_LIMIT[criticality]) return undefined;
+    const allowed = Math.max(
+      this.gradient.floor,
+      this.gradient.limit * SHARE_OF_LIMIT[criticality],
+    );
+    if (this.inFlight >= allowed) return undefined;
     this.inFlight++;
     if (this.inFlight > this.maxInFlight) this.maxInFlight = this.inFlight;
     return this.now();
@@ -100,7 +91,7 @@ export class AdmissionControl {
     if (this.samples < WINDOW_SAMPLES || now - this.windowStart < WINDOW_MS) return;
     // A window of answers in well under a millisecond says nothing of the load.
     const average = Math.max(this.rttSum / this.samples, 0.1);
-    this.gradient.update(average, this.maxInFlight, this.loopUtilisation() > SATURATED_LOOP);
+    this.gradient.update(average, this.maxInFlight, this.loopDelay() > this.maxLoopDelayMs);
     this.windowStart = now;
     this.samples = 0;
     this.rttSum = 0;

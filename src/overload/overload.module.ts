@@ -5,6 +5,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { AdmissionControl } from './admission-control';
 import { AdmissionMiddleware } from './admission.middleware';
 import { Gradient2Limit, GRADIENT2_DEFAULTS } from './gradient2-limit';
+import { LoopDelay } from './loop-delay';
 import { overloadSettings, type OverloadSettings } from './overload.settings';
 import { ShedReport } from './shed-report';
 
@@ -16,16 +17,19 @@ import { ShedReport } from './shed-report';
 @Module({
   imports: [CommonModule, RateLimitModule, ConfigModule.forFeature(overloadSettings)],
   providers: [
+    { provide: LoopDelay, useFactory: () => new LoopDelay() },
     {
       provide: AdmissionControl,
-      inject: [overloadSettings.KEY],
-      useFactory: (settings: OverloadSettings) =>
+      inject: [overloadSettings.KEY, LoopDelay],
+      useFactory: (settings: OverloadSettings, loopDelay: LoopDelay) =>
         new AdmissionControl(
           new Gradient2Limit({
             ...GRADIENT2_DEFAULTS,
             minLimit: settings.OVERLOAD_MIN_CONCURRENCY,
             maxLimit: settings.OVERLOAD_MAX_CONCURRENCY,
           }),
+          loopDelay.read,
+          settings.OVERLOAD_MAX_LOOP_DELAY_MS,
         ),
     },
     ShedReport,

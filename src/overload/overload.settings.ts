@@ -26,6 +26,12 @@ export const overloadSettings = defineSettings(
       description:
         'the most API requests in flight the adaptive limit ever allows, however fast the answers (1 to 10,000; at least `OVERLOAD_MIN_CONCURRENCY`)',
     },
+    OVERLOAD_MAX_LOOP_DELAY_MS: {
+      rule: integer({ min: 1, max: 1000 }),
+      default: 10,
+      description:
+        'how late the event loop may run, in ms (the median lag of a 10-ms timer over a window of answers), before the adaptive limit shrinks: past it, requests wait unread in their sockets (1 to 1,000)',
+    },
     OVERLOAD_RETRY_AFTER_SECONDS: {
       rule: integer({ min: 1, max: 3600 }),
       default: 1,

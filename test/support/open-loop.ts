@@ -1,10 +1,10 @@
 import { Agent, request } from 'node:http';
 
 /**
- * The load generators of the overload scenario. Open loop: requests are sent on a fixed schedule,
- * whatever the answers, as many independent clients would (autocannon and wrk are closed loops:
- * a connection sends its next request only once answered, so a slow server slows the load down
- * and hides its queue). Each request's time runs from its scheduled send, not from when a free
+ * The load generators of the overload bench and of the stack test's overload. Open loop: requests
+ * are sent on a fixed schedule, whatever the answers, as many independent clients would
+ * (autocannon and wrk are closed loops: a connection sends its next request only once answered,
+ * so a slow server slows the load down and hides its queue). Each request's time runs from its scheduled send, not from when a free
  * connection took it: a late send is the server's delay too ("coordinated omission").
  */
 
@@ -14,11 +14,21 @@ export interface Shot {
   path: string;
 }
 
-/** One answer: when it was scheduled (ms from the run's start), its status, its time. */
+/**
+ * One answer: when it was scheduled (ms from the run's start), its status (or the connection's
+ * error code), its time; an error answer (4xx, 5xx) also with its `Retry-After` and its body,
+ * to tell who answered it and how.
+ */
 export interface Answer {
   at: number;
   status: number | string;
   ms: number;
+  error?: ErrorAnswer;
+}
+
+export interface ErrorAnswer {
+  retryAfter?: string;
+  body: string;
 }
 
 export interface LoadRun {
@@ -38,19 +48,31 @@ const OPEN_LOOP_CONNECTIONS = 1_000;
 /** Past the schedule's end, answers still due are awaited this long, then counted as lost. */
 const DRAIN_MS = 30_000;
 
+/** An error answer's body is read (it is small); any other is passed over unread. */
+const ERROR_STATUS = 400;
+
 function send(
   agent: Agent,
   target: Target,
   shot: Shot,
-  onAnswer: (status: number | string) => void,
+  onAnswer: (status: number | string, error?: ErrorAnswer) => void,
 ): void {
   const req = request(
     `${target.url}${shot.path}`,
     { method: shot.method, headers: target.headers, agent },
     (res) => {
-      res.on('end', () => onAnswer(res.statusCode ?? 0));
+      const status = res.statusCode ?? 0;
+      const chunks: Buffer[] = [];
+      res.on('end', () => {
+        if (status < ERROR_STATUS) onAnswer(status);
+        else {
+          const retryAfter = res.headers['retry-after'];
+          onAnswer(status, { retryAfter, body: Buffer.concat(chunks).toString('utf8') });
+        }
+      });
       res.on('error', (error: NodeJS.ErrnoException) => onAnswer(error.code ?? 'error'));
-      res.resume();
+      if (status < ERROR_STATUS) res.resume();
+      else res.on('data', (chunk: Buffer) => chunks.push(chunk));
     },
   );
   req.on('error', (error: NodeJS.ErrnoException) => onAnswer(error.code ?? 'error'));
@@ -85,8 +107,8 @@ export function openLoop(target: Target, rate: number, durationMs: number): Prom
       const due = Math.min(total, Math.floor((now * rate) / 1000));
       for (; sent < due; sent++) {
         const at = (sent * 1000) / rate;
-        send(agent, target, target.next(sent), (status) => {
-          answers.push({ at, status, ms: performance.now() - start - at });
+        send(agent, target, target.next(sent), (status, error) => {
+          answers.push({ at, status, ms: performance.now() - start - at, error });
           if (sent === total && answers.length === total) finish();
         });
       }
@@ -113,10 +135,10 @@ export async function closedLoop(
   const client = async (): Promise<void> => {
     while (performance.now() - start < durationMs) {
       const at = performance.now() - start;
-      const status = await new Promise<number | string>((resolve) =>
-        send(agent, target, target.next(sent++), resolve),
+      const answer = await new Promise<Pick<Answer, 'status' | 'error'>>((resolve) =>
+        send(agent, target, target.next(sent++), (status, error) => resolve({ status, error })),
       );
-      answers.push({ at, status, ms: performance.now() - start - at });
+      answers.push({ at, ...answer, ms: performance.now() - start - at });
     }
   };
   await Promise.all(Array.from({ length: connections }, client));
@@ -130,3 +152,17 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
+
+/** Answered 2xx. */
+export const served = (a: Answer): boolean => typeof a.status === 'number' && a.status < 300;
+
+/** Successful answers a second over a run's schedule. */
+export const goodputOf = (run: LoadRun): number =>
+  run.answers.filter(served).length / (run.durationMs / 1000);
+
+/** The 99th percentile of some answers' times, in ms. */
+export const p99Of = (answers: Answer[]): number =>
+  percentile(
+    answers.map((a) => a.ms),
+    99,
+  );
