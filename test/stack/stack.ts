@@ -388,7 +388,10 @@ export class Stack {
     await docker('rename', this.container(name), `${this.container(name)}-${++this.replaced}`);
     mark(`${name} start`);
     await this.startInstance(name, { image });
-    if (name === 'worker') return void (await this.waitWorkerUp());
+    if (name === 'worker') {
+      await this.waitWorkerUp();
+      return;
+    }
     await this.waitReady(name);
     mark(`${name} ready`);
     await sleep(NGINX_FAIL_TIMEOUT_MS + 1_000);
