@@ -72,14 +72,26 @@ export class StatementPool {
   }
 
   /**
-   * Opens every connection of the pool, in the background for the caller; resolves with why
-   * one could not be opened, if any could not (undefined once the pool is closed: nothing to say).
+   * Opens every connection of the pool and runs `warm` on each, all of them held at once so that
+   * each one runs it; resolves with why one could not be opened or warmed, if any (undefined once
+   * the pool is closed: nothing to say). A connection whose warming failed otherwise than by its
+   * statement timeout is closed instead of kept.
    */
-  async open(): Promise<unknown> {
+  async open(
+    warm: (connection: StatementConnection) => Promise<unknown> = () => Promise.resolve(),
+  ): Promise<unknown> {
     const opening = Array.from({ length: this.pool.options.max }, () => this.pool.connect());
-    const results = await Promise.allSettled(opening);
-    for (const result of results) if (result.status === 'fulfilled') result.value.release();
-    const failed = results.find((result) => result.status === 'rejected');
+    const opened = await Promise.allSettled(opening);
+    const clients = opened.flatMap((result) =>
+      result.status === 'fulfilled' ? [result.value] : [],
+    );
+    const warmed = await Promise.allSettled(clients.map((client) => warm(connectionOf(client))));
+    clients.forEach((client, i) => {
+      const result = warmed[i];
+      const broken = result.status === 'rejected' && !isStatementCancelled(result.reason);
+      client.release(broken ? (result.reason as Error) : undefined);
+    });
+    const failed = [...opened, ...warmed].find((result) => result.status === 'rejected');
     return failed === undefined || this.pool.ended ? undefined : (failed.reason as unknown);
   }
 }

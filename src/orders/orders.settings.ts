@@ -25,7 +25,7 @@ export const orderSettings = defineSettings('orders', {
     rule: integer({ min: 1, max: 200 }),
     default: 5,
     description:
-      "connections per instance for v2's pages (1 to 200), apart from the pool of `DATABASE_POOL_SIZE`: each is opened with a page's settings (read-only, the planner settings, the budget's statement timeout) so that a page is one statement ([Performance](performance.md#v2-every-shape-bounded)); opened in the background at start and kept open, so a page never waits for a connection being opened",
+      "connections per instance for v2's pages (1 to 200), apart from the pool of `DATABASE_POOL_SIZE`: each is opened with a page's settings (read-only, the planner settings, the budget's statement timeout) so that a page is one statement ([Performance](performance.md#v2-every-shape-bounded)); opened and warmed (the first page of each sort) at start, before the instance listens, and kept open, so a page never waits for a connection being opened nor pays for its first statement",
   },
 });
 export type OrderSettings = ConfigType<typeof orderSettings>;

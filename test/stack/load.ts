@@ -18,6 +18,8 @@ export interface LoadResult {
   p50: number;
   p99: number;
   max: number;
+  /** Each answer's end (epoch ms) and latency (ms), in the order they came. */
+  samples: [at: number, ms: number][];
 }
 
 export interface LoadOptions {
@@ -32,7 +34,7 @@ export interface LoadOptions {
   timeoutSec?: number;
 }
 
-function summarize(r: autocannon.Result): LoadResult {
+function summarize(r: autocannon.Result, samples: [number, number][]): LoadResult {
   const statuses: Record<string, number> = {};
   for (const [code, stat] of Object.entries(r.statusCodeStats ?? {})) {
     statuses[code] = stat.count ?? 0;
@@ -47,6 +49,7 @@ function summarize(r: autocannon.Result): LoadResult {
     p50: r.latency.p50,
     p99: r.latency.p99,
     max: r.latency.max,
+    samples,
   };
 }
 
@@ -78,6 +81,8 @@ export async function loadDuring(
     },
     (error: Error | null, result: autocannon.Result) => (error ? fail(error) : finish(result)),
   );
+  const samples: [number, number][] = [];
+  instance.on('response', (_client, _status, _bytes, ms: number) => samples.push([Date.now(), ms]));
   try {
     await new Promise((r) => setTimeout(r, 1_000));
     await during();
@@ -85,7 +90,7 @@ export async function loadDuring(
   } finally {
     instance.stop();
   }
-  return summarize(await done);
+  return summarize(await done, samples);
 }
 
 export function describeLoad(r: LoadResult): string {
@@ -133,4 +138,29 @@ export function storeMix(
     { method: 'GET', path: '/v2/store/orders?limit=1', headers: otherKey },
   ];
   return { requests, cancelled };
+}
+
+/** The nearest-rank percentile `p` (0–100) of `values`. */
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/**
+ * The latencies of a load cut at `marks` (each the epoch ms a step began): per step, its answers,
+ * p50, p99 and max, to tell which step the slow answers came in.
+ */
+export function latencyBySteps(
+  samples: [number, number][],
+  marks: { what: string; at: number }[],
+): string[] {
+  return marks.map(({ what, at }, i) => {
+    const end = marks[i + 1]?.at ?? Number.POSITIVE_INFINITY;
+    const ms = samples.filter(([t]) => t >= at && t < end).map(([, l]) => Math.round(l));
+    return (
+      `${what}: ${ms.length} answers, p50 ${percentile(ms, 50)} ms, p99 ${percentile(ms, 99)} ms, ` +
+      `max ${ms.length ? Math.max(...ms) : 0} ms`
+    );
+  });
 }

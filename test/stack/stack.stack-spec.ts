@@ -28,6 +28,7 @@ import { dataSourceOptions } from '../../src/database/data-source-options';
 import { backfillOrderPriorities } from '../fixtures/order-priorities/order-priorities.backfill';
 import {
   describeLoad,
+  latencyBySteps,
   loadDuring,
   type LoadOptions,
   type LoadResult,
@@ -734,6 +735,8 @@ releaseRollout(
       const before = await buildInfo('app1');
       const mix = storeMixOf(1);
       const steps: string[] = [];
+      const marks: { what: string; at: number }[] = [{ what: 'before', at: 0 }];
+      const mark = (what: string): void => void marks.push({ what, at: Date.now() });
       const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
         const t = Date.now();
         await run();
@@ -744,19 +747,25 @@ releaseRollout(
       let rolledBackPriority = 0;
       const started = new Date();
       const result = await loadDuring(mixOptions(mix), async () => {
+        mark('expand migration');
         await step('expand migration', async () => {
           migrated = (await stack.migrate(NEXT)).split('\n').pop() ?? '';
         });
         for (const name of INSTANCES)
-          await step(`${name} to next`, () => stack.replace(name, NEXT));
-        await step('worker to next', () => stack.replace('worker', NEXT));
-        await step('app1 back', () => stack.replace('app1', APP_IMAGE));
+          await step(`${name} to next`, () => stack.replace(name, NEXT, mark));
+        await step('worker to next', () => stack.replace('worker', NEXT, mark));
+        await step('app1 back', () => stack.replace('app1', APP_IMAGE, (w) => mark(`${w} (back)`)));
         rolledBack = await buildInfo('app1');
         rolledBackPriority = await priorityStatus('app1', orderId);
-        await step('app1 forward', () => stack.replace('app1', NEXT));
+        await step('app1 forward', () =>
+          stack.replace('app1', NEXT, (w) => mark(`${w} (forward)`)),
+        );
+        mark('after');
       });
       log(`rollout (${steps.join(', ')}) under the mix: ${describeLoad(result)}`);
       log(`p99: steady ${steady.p99} ms, during the rollout ${result.p99} ms`);
+      // Where the slow answers came: per step, from its start to the next one's.
+      for (const line of latencyBySteps(result.samples, marks)) log(`  ${line}`);
       if (result.failed > 0) for (const line of await stack.serverErrorsSince(started)) log(line);
       expect(migrated).toBe(`Applied 1 migration(s): ${EXPAND_MIGRATION}`);
       // Rolled back, the release before started on the expanded schema and serves without the route.

@@ -374,15 +374,27 @@ export class Stack {
   /**
    * The container of `name` replaced by one of `image` (a release rolled out or back): stopped
    * as `docker stop` does (drained), put aside, started from `image` with the same settings, and
-   * waited for (an instance until it is back in nginx's rotation).
+   * waited for (an instance until it is back in nginx's rotation). `mark` is told as each of
+   * these begins (`app1 stop`, `app1 start`, `app1 ready`), to tell the load's answers apart.
    */
-  async replace(name: Instance | 'worker', image: string): Promise<void> {
+  async replace(
+    name: Instance | 'worker',
+    image: string,
+    mark: (what: string) => void = () => undefined,
+  ): Promise<void> {
+    mark(`${name} stop`);
     await docker('stop', this.container(name));
     // Kept, stopped, under another name until the stack is removed: its logs may tell a failure.
     await docker('rename', this.container(name), `${this.container(name)}-${++this.replaced}`);
+    mark(`${name} start`);
     await this.startInstance(name, { image });
-    if (name === 'worker') await this.waitWorkerUp();
-    else await this.waitInRotation(name);
+    if (name === 'worker') {
+      await this.waitWorkerUp();
+      return;
+    }
+    await this.waitReady(name);
+    mark(`${name} ready`);
+    await sleep(NGINX_FAIL_TIMEOUT_MS + 1_000);
   }
 
   /**

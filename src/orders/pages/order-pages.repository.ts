@@ -16,7 +16,15 @@ import {
   filterFractionsOf,
   type FilterStatisticsRow,
 } from './order-page-estimate';
-import { CURSOR_SECRET_SQL, FILTER_STATISTICS_SQL, PAGE_PLANNER_SETTINGS } from './order-page.sql';
+import { ORDER_SORTS, type OrderFilter } from './order-page-query';
+import {
+  CURSOR_SECRET_SQL,
+  FILTER_STATISTICS_SQL,
+  orderPageStatement,
+  PAGE_PLANNER_SETTINGS,
+  type PageStatement,
+  scanLimitOf,
+} from './order-page.sql';
 
 /**
  * The part of a page's database budget it may spend waiting for a connection; its statement may
@@ -44,11 +52,10 @@ export class PageOverBudgetError extends Error {
  * connection. So a page is one round trip, its prepared statement, and leaves nothing to undo:
  * no transaction, no session setting changed.
  *
- * The connections are opened in the background at start and kept open while idle: opening one
- * (a TCP connection and a SCRAM login) can take longer than a page's wait for a connection on a
- * busy machine, and a page that waited for it would be answered 503 although nothing was
- * overloaded. A database that is down at start costs nothing here: the pool opens a connection
- * again when a page asks for one. Made, and closed at shutdown, by `DatabasePools`.
+ * The connections are opened and warmed at start, before the instance listens, and kept open
+ * while idle: opening one (a TCP connection and a SCRAM login) can take longer than a page's wait
+ * for a connection on a busy machine, and a page that waited for it would be answered 503
+ * although nothing was overloaded. Made, and closed at shutdown, by `DatabasePools`.
  */
 @Injectable()
 export class OrderPagesRepository implements OnApplicationBootstrap {
@@ -131,14 +138,32 @@ export class OrderPagesRepository implements OnApplicationBootstrap {
     return row?.secret;
   }
 
-  /** Opens the pool's connections in the background; the service starts as it would without them. */
-  onApplicationBootstrap(): void {
-    void this.connections.open().then((failure) => {
-      if (failure === undefined) return;
-      this.logger.warn(
-        { err: failure },
-        'v2 page connections not opened at start; opened when a page asks for one',
-      );
+  /**
+   * Opens the pool's connections and warms each before the instance listens: the statistics,
+   * then the first page of every sort, unfiltered and by status. A connection's first statements
+   * load its server process's caches of the table, its indexes and their plans, which on a busy
+   * machine took a page's whole budget: the first pages of a new instance were answered 503.
+   * A database that is down at start delays the start by its connect timeout at most; the pool
+   * opens a connection again when a page asks for one.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const failure = await this.connections.open(async (connection) => {
+      await connection.rows(FILTER_STATISTICS_SQL);
+      for (const { name, text, values } of WARM_UP_STATEMENTS) {
+        await connection.rows({ name, text }, [...values, scanLimitOf(1), 2]);
+      }
     });
+    if (failure === undefined) return;
+    this.logger.warn(
+      { err: failure },
+      'v2 page connections not opened at start; opened when a page asks for one',
+    );
   }
 }
+
+/** The first page of each sort, unfiltered and by one status: what a connection is warmed with. */
+export const WARM_UP_STATEMENTS: PageStatement[] = ORDER_SORTS.flatMap((sort) =>
+  [{}, { statuses: ['pending'] } satisfies OrderFilter].map((filter) =>
+    orderPageStatement(filter, sort, undefined),
+  ),
+);
