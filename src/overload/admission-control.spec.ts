@@ -113,13 +113,6 @@ describe('AdmissionControl', () => {
     expect(admission.inFlightCount).toBe(10);
   });
 
-  it('lets keyed requests in up to the floor, whatever their share', () => {
-    const admission = new AdmissionControl(limitOf(10, 1000, 10), () => 0, 10);
-    for (let i = 0; i < 10; i++) expect(admission.tryAcquire('default')).toBeDefined();
-    expect(admission.tryAcquire('default')).toBeUndefined();
-    expect(admission.admitsSheddable()).toBe(false);
-  });
-
   it('updates the limit once per window of answers, from their average time', () => {
     let now = 0;
     const gradient = limitOf(4, 1000);

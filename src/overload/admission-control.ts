@@ -10,10 +10,7 @@ import type { LoopDelayReading } from './loop-delay';
  */
 export type Criticality = 'critical' | 'default' | 'sheddable';
 
-/**
- * The share of the limit each criticality may fill: the less critical are refused first. A keyed
- * request is never refused while fewer than the limit's floor are in flight.
- */
+/** The share of the limit each criticality may fill: the less critical are refused first. */
 const SHARE_OF_LIMIT: Record<Criticality, number> = { critical: 1, default: 0.8, sheddable: 0.5 };
 
 /** A window of samples closes after this long and this many responses, whichever is later. */
@@ -72,11 +69,7 @@ export class AdmissionControl {
    * {@link release} when its response starts.
    */
   tryAcquire(criticality: Criticality): number | undefined {
-    const allowed = Math.max(
-      this.gradient.floor,
-      this.gradient.limit * SHARE_OF_LIMIT[criticality],
-    );
-    if (this.inFlight >= allowed) return undefined;
+    if (this.inFlight >= this.gradient.limit * SHARE_OF_LIMIT[criticality]) return undefined;
     this.inFlight++;
     if (this.inFlight > this.maxInFlight) this.maxInFlight = this.inFlight;
     return this.now();

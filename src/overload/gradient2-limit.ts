@@ -40,11 +40,6 @@ export class Gradient2Limit {
     this.estimate = clamp(options.initialLimit, options.minLimit, options.maxLimit);
   }
 
-  /** The fewest requests in flight it ever allows. */
-  get floor(): number {
-    return this.options.minLimit;
-  }
-
   /** The current limit: requests that may be in flight at once. */
   get limit(): number {
     return Math.floor(this.estimate);
