@@ -1,28 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { jobsInTransaction } from '../database/job-queue-db';
 import { type ConsumesEvents, EventConsumer, type RelayedEvent } from '../events/event-consumer';
-import { inTransaction, JobQueue } from '../events/job-queue';
+import { JobQueue } from '../events/job-queue';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookMessages } from './webhook-messages';
 import { DELIVERY_QUEUE } from './webhook-queue';
-
-/**
- * A delivery per event of `$1` (ids, with their actions `$2`, times `$3` and message bodies `$4`)
- * and enabled endpoint subscribed to its action, unless it has one already (a run of the fan-out
- * again, or a delivery the trigger of earlier releases wrote). It is made at the event's time: an
- * endpoint's deliveries are listed in the order of their events, however the fan-outs ran, and
- * the age of a pending one counts from its change.
- */
-const FAN_OUT_SQL = `
-  INSERT INTO webhook_deliveries (endpoint_id, event_id, webhook_id, type, event_at, body,
-                                  next_attempt_at, created_at)
-  SELECT e.id, v.event_id, 'evt_' || v.event_id, v.action, v.at, v.body, now(), v.at
-    FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[])
-           AS v (event_id, action, at, body)
-    JOIN webhook_endpoints e
-      ON e.removed_at IS NULL AND e.disabled_at IS NULL AND v.action = ANY (e.events)
-   WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                      WHERE d.event_id = v.event_id AND d.endpoint_id = e.id)
-  RETURNING id`;
 
 /**
  * Webhooks as a consumer of the audit trail: the committed events a worker fetched together
@@ -35,7 +17,7 @@ const FAN_OUT_SQL = `
 @Injectable()
 export class WebhookFanOut implements ConsumesEvents {
   constructor(
-    private readonly db: DataSource,
+    private readonly deliveries: WebhookDeliveriesRepository,
     private readonly queue: JobQueue,
     private readonly messages: WebhookMessages,
   ) {}
@@ -55,18 +37,18 @@ export class WebhookFanOut implements ConsumesEvents {
         at: new Date(event.at),
       })),
     );
-    await this.db.transaction(async (manager) => {
-      const deliveries = await manager.query<{ id: string }[]>(FAN_OUT_SQL, [
-        events.map((event) => event.id),
-        events.map((event) => event.action),
-        events.map((event) => event.at),
+    await this.deliveries.transaction(async (manager) => {
+      const deliveries = await this.deliveries.fanOut(manager, {
+        ids: events.map((event) => event.id),
+        actions: events.map((event) => event.action),
+        at: events.map((event) => event.at),
         bodies,
-      ]);
+      });
       if (deliveries.length === 0) return;
       await boss.insert(
         DELIVERY_QUEUE,
-        deliveries.map((delivery) => ({ data: { deliveryId: delivery.id } })),
-        { db: await inTransaction(manager) },
+        deliveries.map((deliveryId) => ({ data: { deliveryId } })),
+        { db: await jobsInTransaction(manager) },
       );
     });
   }
