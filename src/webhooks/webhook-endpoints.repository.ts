@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { statementRows } from '../database/statements';
 import { type EndpointRow, firstReturned, returnedRows } from './webhook-json';
 import {
   ACTIVE_ENDPOINT_COUNT_SQL,
@@ -15,6 +16,7 @@ import {
   NEW_ENDPOINT_LOCK_SQL,
   REMOVE_ENDPOINT_SQL,
   ROTATE_SECRET_SQL,
+  SUBSCRIBED_ACTIONS,
 } from './webhooks.sql';
 
 /** A new endpoint's row: its secret sealed already. */
@@ -143,6 +145,12 @@ export class WebhookEndpointsRepository {
   /** Disables the endpoint for `reason`, unless it is disabled already. */
   async disable(manager: EntityManager, id: string, reason: string): Promise<void> {
     await manager.query(DISABLE_ENDPOINT_SQL, [id, reason]);
+  }
+
+  /** The actions some enabled endpoint subscribes to. */
+  async subscribedActions(): Promise<string[]> {
+    const rows = await statementRows<{ action: string }>(this.dataSource, SUBSCRIBED_ACTIONS);
+    return rows.map((row) => row.action);
   }
 }
 

@@ -59,6 +59,13 @@ export const DISABLE_ENDPOINT_SQL = `UPDATE webhook_endpoints SET disabled_at = 
 /** The endpoints of some ids (uuids), removed ones too: the objects of their events. */
 export const ENDPOINTS_WITH_IDS_SQL = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ANY ($1::uuid[])`;
 
+/** The actions some enabled endpoint subscribes to: as the fan-out's join matches them. */
+export const SUBSCRIBED_ACTIONS: NamedStatement = {
+  name: 'webhooks.subscribed',
+  text: `SELECT DISTINCT unnest(events) AS action FROM webhook_endpoints
+          WHERE removed_at IS NULL AND disabled_at IS NULL`,
+};
+
 // Deliveries.
 
 /** Fails the pending deliveries of an endpoint that gets nothing any more. */
