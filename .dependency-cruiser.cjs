@@ -21,12 +21,6 @@ const LAYER_FOLDERS = `^src/(${Object.keys(LAYERS).join('|')})/`;
  * dependency between them. The database rule weighs those too.
  */
 const RUNTIME = { dependencyTypesNot: ['type-only'] };
-/**
- * Folders whose SQL still runs on pg's own objects (pools of their own, a transaction's client),
- * not yet in repositories: the database rule holds everything else.
- */
-const DRIVER_STILL_IMPORTED_BY = ['events', 'webhooks'];
-
 module.exports = {
   forbidden: [
     ...Object.entries(LAYERS).map(([from, allowed]) => ({
@@ -66,7 +60,7 @@ module.exports = {
       severity: 'error',
       from: {
         path: '^src/',
-        pathNot: ['^src/(database|platform)/', ...DRIVER_STILL_IMPORTED_BY.map(folder), SPEC],
+        pathNot: ['^src/(database|platform)/', SPEC],
       },
       to: {
         path: [

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { generateApiKey } from '../src/auth/api-key';
-import { ApiKeyStore } from '../src/auth/api-key.store';
+import { ApiKeysRepository } from '../src/auth/api-keys.repository';
 import { APPLICATION_NAME } from '../src/database/data-source-options';
 import { AppProcess } from './support/app-process';
 import { buildOnce } from './support/build';
@@ -100,7 +100,7 @@ for (const store of STORES) {
       if (redis) env.REDIS_URL = redis.url;
       const t = await createTestApp({ env });
       const url = await listen(t);
-      const spy = jest.spyOn(t.app.get(ApiKeyStore), 'findActive');
+      const spy = jest.spyOn(t.app.get(ApiKeysRepository), 'findActive');
       return { t, url, lookups: () => spy.mock.calls.length };
     }
 

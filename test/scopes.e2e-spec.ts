@@ -4,7 +4,7 @@ import { ApiOperation } from '@nestjs/swagger';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { displayPrefix, generateApiKey, hashApiKey } from '../src/auth/api-key';
-import type { IssueKeyRequest, KeySummary } from '../src/auth/api-key.store';
+import type { IssueKeyRequest, KeySummary } from '../src/auth/api-keys.repository';
 import { ApiKeyScopes1764200000000 } from '../src/auth/migrations/1764200000000-api-key-scopes';
 import { KEYS_ADMIN, knownScopes, requiredScopeOf, RequireScope } from '../src/auth/scopes';
 import { keyJson } from '../src/auth/key-json';

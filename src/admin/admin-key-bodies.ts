@@ -32,7 +32,7 @@ const PlanLimitField = (): PropertyDecorator =>
 
 /**
  * `POST /admin/v1/keys`: the fields' types here; the rules of plan and limits, scopes and expiry
- * are the keys service's (`planLimitsProblem`, `scopesProblem`, the store's expiry check), the
+ * are the keys service's (`planLimitsProblem`, `scopesProblem`, the repository's expiry check), the
  * same the keys tool obeys.
  */
 export class CreateKeyBody {

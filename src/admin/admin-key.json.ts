@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { IssuedKey, KeySummary } from '../auth/api-key.store';
+import type { IssuedKey, KeySummary } from '../auth/api-keys.repository';
 import { issuedJson, keyResourceFields, keyResourceJson } from '../auth/key-json';
 import { PLANS } from '../plans/plans';
 

@@ -18,7 +18,7 @@ import {
   isUuid,
   KeyNotFoundError,
   RevokedKeyError,
-} from '../auth/api-key.store';
+} from '../auth/api-keys.repository';
 import { DEFAULT_GRACE_MS, KeysService } from '../auth/keys.service';
 import { RequestActor } from '../auth/request-actor.decorator';
 import { KEYS_ADMIN, RequireScope, scopesProblem } from '../auth/scopes';
@@ -172,7 +172,7 @@ export class AdminKeysController {
         actor,
       ),
     ).catch((error: unknown) => {
-      // The store's own checks (the expiry in the future) name no field.
+      // The repository's own checks (the expiry in the future) name no field.
       if (error instanceof ApiException && error.code === AdminErrors.INVALID_BODY.code) {
         throw invalidBody(`expiresAt: ${error.message}`);
       }

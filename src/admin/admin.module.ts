@@ -7,7 +7,7 @@ import {
 import { ConfigModule as NestConfigModule } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
-import { ApiKeyStore } from '../auth/api-key.store';
+import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { KeysService } from '../auth/keys.service';
 import { Clock } from '../common/clock';
 import { CommonModule } from '../common/common.module';
@@ -63,7 +63,7 @@ function loadedAdminRoutes(api: INestApplicationContext): AdminRoutes[] {
 const SHARED_WITH_API = [
   DataSource,
   Clock,
-  ApiKeyStore,
+  ApiKeysRepository,
   ApiKeyAuthenticator,
   KeyLookupBudget,
   KeysService,

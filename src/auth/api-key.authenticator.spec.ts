@@ -3,7 +3,7 @@ import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey, hashApiKey } from './api-key';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { KEY } from './api-key.fixture';
-import type { ActiveKey, ApiKeyStore } from './api-key.store';
+import type { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { authSettings } from './auth.settings';
 import { KeyCache } from './key-cache';
 import { LastUseRecorder } from './last-use-recorder';
@@ -34,7 +34,7 @@ const logger = { warn: jest.fn() } as unknown as PinoLogger;
 
 /** The authenticator, with its key cache and last-use recorder, over this store. */
 function authenticatorOn(store: object) {
-  const keyStore = store as ApiKeyStore;
+  const keyStore = store as ApiKeysRepository;
   const keys = new KeyCache(keyStore, logger, authSettings.read({}));
   const authenticator = new ApiKeyAuthenticator(
     keys,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { hashApiKey, parseBearer } from './api-key';
-import { ActiveKey, isExpired } from './api-key.store';
+import { ActiveKey, isExpired } from './api-keys.repository';
 import { KeyCache } from './key-cache';
 import { LastUseRecorder } from './last-use-recorder';
 import './request-auth';

@@ -1,8 +1,8 @@
-import type { ActiveKey } from './api-key.store';
+import type { ActiveKey } from './api-keys.repository';
 
 /**
  * For unit specs (never built into dist/): a valid key on the pro plan, with every scope, no ban
- * and no expiry, as the key store returns it.
+ * and no expiry, as the keys' repository returns it.
  */
 export const KEY: ActiveKey = {
   keyId: '7',

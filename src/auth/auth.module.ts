@@ -6,7 +6,7 @@ import { AuditTrail } from '../audit/audit-trail';
 import { AuditModule } from '../audit/audit.module';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiKey } from './api-key.entity';
-import { ApiKeyStore } from './api-key.store';
+import { ApiKeysRepository } from './api-keys.repository';
 import { authSettings } from './auth.settings';
 import { DemoKeysSeeder } from './demo-keys.seeder';
 import { KeyCache } from './key-cache';
@@ -17,27 +17,27 @@ import { LastUseRecorder } from './last-use-recorder';
 import './key.events';
 
 /**
- * API keys: the store; the key cache (with the feed of key changes that keeps it current) and the
- * recorder of last uses; the authenticator that resolves a bearer key to its plan; the demo keys
- * of the embedded default; the keys service of key administration (with its audit
+ * API keys: their repository; the key cache (with the feed of key changes that keeps it current)
+ * and the recorder of last uses; the authenticator that resolves a bearer key to its plan; the
+ * demo keys of the embedded default; the keys service of key administration (with its audit
  * trail), for the admin API. The guards that use them are registered, in order, by
- * AppModule. Global: one key cache, feed and store per application, whichever module asks (the
- * admin application is given these same instances, `AdminAppModule`).
+ * AppModule. Global: one key cache, feed and repository per application, whichever module asks
+ * (the admin application is given these same instances, `AdminAppModule`).
  */
 @Global()
 @Module({
   imports: [ConfigModule.forFeature(authSettings), TypeOrmModule.forFeature([ApiKey]), AuditModule],
   providers: [
     {
-      provide: ApiKeyStore,
+      provide: ApiKeysRepository,
       inject: [DataSource],
-      useFactory: (ds: DataSource) => new ApiKeyStore(ds),
+      useFactory: (ds: DataSource) => new ApiKeysRepository(ds),
     },
     {
       provide: KeysService,
-      inject: [DataSource, ApiKeyStore, AuditTrail, KeyCache],
-      useFactory: (ds: DataSource, store: ApiKeyStore, trail: AuditTrail, cache: KeyCache) =>
-        new KeysService(ds, store, trail, cache),
+      inject: [ApiKeysRepository, AuditTrail, KeyCache],
+      useFactory: (store: ApiKeysRepository, trail: AuditTrail, cache: KeyCache) =>
+        new KeysService(store, trail, cache),
     },
     KeyCache,
     LastUseRecorder,
@@ -45,6 +45,6 @@ import './key.events';
     KeyChangesFeed,
     DemoKeysSeeder,
   ],
-  exports: [ApiKeyStore, ApiKeyAuthenticator, KeyCache, KeysService],
+  exports: [ApiKeysRepository, ApiKeyAuthenticator, KeyCache, KeysService],
 })
 export class AuthModule {}

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { APP_OPTIONS, AppOptions } from '../database/app-options';
-import { ApiKeyStore } from './api-key.store';
+import { ApiKeysRepository } from './api-keys.repository';
 import { PLANS } from '../plans/plans';
 
 /** Enterprise limits of the demo key: generous, to show a plan that is set per key. */
@@ -15,7 +15,7 @@ const DEMO_ENTERPRISE_LIMITS = { perMinute: 5_000, perDay: 1_000_000 };
 export class DemoKeysSeeder implements OnApplicationBootstrap {
   constructor(
     @Inject(APP_OPTIONS) private readonly options: AppOptions,
-    private readonly store: ApiKeyStore,
+    private readonly store: ApiKeysRepository,
     @InjectPinoLogger(DemoKeysSeeder.name) private readonly logger: PinoLogger,
   ) {}
 

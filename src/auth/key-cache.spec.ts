@@ -1,5 +1,5 @@
 import type { PinoLogger } from 'nestjs-pino';
-import type { ActiveKey, ApiKeyStore } from './api-key.store';
+import type { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { KeyCache } from './key-cache';
 import { authSettings } from './auth.settings';
 import { KEY_CACHE_MAX_AGE_MS } from './key-cache-trust';
@@ -40,7 +40,7 @@ function setUp() {
       return Promise.resolve(rows.get(hash) ?? null);
     },
     keyHashes: (): Promise<string[]> => Promise.resolve([...rows.keys()]),
-  } as unknown as ApiKeyStore;
+  } as unknown as ApiKeysRepository;
   const logger = { warn: jest.fn() } as unknown as PinoLogger;
   const cache = new KeyCache(store, logger, { KEY_CACHE_TTL_MS });
   return {

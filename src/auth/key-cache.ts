@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { ActiveKey, ApiKeyStore } from './api-key.store';
+import { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { type AuthSettings, authSettings } from './auth.settings';
 import { CachedLookup, ChangesFeedState, isTrusted } from './key-cache-trust';
 import { KnownKeyHashes } from './key-hashes';
@@ -70,7 +70,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly ttlMs: number;
 
   constructor(
-    private readonly store: ApiKeyStore,
+    private readonly store: ApiKeysRepository,
     @InjectPinoLogger(KeyCache.name) logger: PinoLogger,
     @Inject(authSettings.KEY) { KEY_CACHE_TTL_MS }: AuthSettings,
   ) {

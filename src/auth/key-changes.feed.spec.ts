@@ -1,7 +1,7 @@
 import type { PinoLogger } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
 import type { NotificationListenerOptions } from '../database/notification-listener';
-import type { ActiveKey, ApiKeyStore } from './api-key.store';
+import type { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { KeyCache } from './key-cache';
 import { authSettings } from './auth.settings';
 import { KeyChangesFeed } from './key-changes.feed';
@@ -37,7 +37,7 @@ function setUp() {
       } as unknown as ActiveKey);
     },
     keyHashes: () => Promise.resolve([KEY_HASH]),
-  } as unknown as ApiKeyStore;
+  } as unknown as ApiKeysRepository;
   const logger = { info: jest.fn(), warn: jest.fn(), debug: jest.fn() };
   const cache = new KeyCache(store, logger as unknown as PinoLogger, settings);
   const feed = new KeyChangesFeed(

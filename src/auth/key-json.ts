@@ -2,7 +2,7 @@
  * A key in JSON, as the keys tool's `--json` and the admin API show it (the admin API a subset of
  * the fields): never its hash.
  */
-import { familyOf, type IssuedKey, type KeySummary, type Rotation } from './api-key.store';
+import { familyOf, type IssuedKey, type KeySummary, type Rotation } from './api-keys.repository';
 import { scopesOf } from './scopes';
 import { limitsOf } from '../plans/plans';
 
@@ -95,7 +95,10 @@ const KEY_RESOURCE_FIELDS = [
 ] as const;
 
 /** Those fields of the keys tool's JSON (and `extra`), nulls left out: never the hash. */
-export function keyResourceFields(json: object, extra: readonly string[] = []): Record<string, unknown> {
+export function keyResourceFields(
+  json: object,
+  extra: readonly string[] = [],
+): Record<string, unknown> {
   const source = json as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const field of [...extra, ...KEY_RESOURCE_FIELDS]) {

@@ -1,6 +1,5 @@
-import { In } from 'typeorm';
 import { defineEventObjects } from '../audit/audit-objects';
-import { ApiKey } from './api-key.entity';
+import { keysWithIds } from './api-keys.repository';
 import { keyResourceJson } from './key-json';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -9,6 +8,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 defineEventObjects('key', async (ids, db) => {
   const wanted = ids.filter((id) => UUID.test(id));
   if (wanted.length === 0) return new Map<string, string>();
-  const keys = await db.getRepository(ApiKey).findBy({ id: In(wanted) });
+  const keys = await keysWithIds(db, wanted);
   return new Map(keys.map((key) => [key.id, JSON.stringify(keyResourceJson(key))]));
 });

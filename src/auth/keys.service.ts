@@ -1,14 +1,13 @@
-import { DataSource } from 'typeorm';
 import { AuditActor } from '../audit/audit-event';
 import { AuditPage, AuditQuery, AuditRecord, AuditTrail } from '../audit/audit-trail';
 import {
-  ApiKeyStore,
+  ApiKeysRepository,
   familyOf,
   IssuedKey,
   IssueKeyRequest,
   KeySummary,
   Rotation,
-} from './api-key.store';
+} from './api-keys.repository';
 import type { KeyCache } from './key-cache';
 import { KeyAuditActions, keyTarget } from './key.audit';
 
@@ -31,15 +30,14 @@ export const DEFAULT_GRACE_MS = 24 * 3_600_000;
  */
 export class KeysService {
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly store: ApiKeyStore,
+    private readonly store: ApiKeysRepository,
     private readonly trail: AuditTrail,
     /** This process's key cache, where it serves requests (not in the keys tool). */
     private readonly cache?: KeyCache,
   ) {}
 
   create(request: IssueKeyRequest, by: AuditActor): Promise<IssuedKey> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.store.transaction(async (manager) => {
       const issued = await this.store.issue(request, manager);
       await this.trail.record(manager, event(by, KeyAuditActions.CREATED, issued.id));
       return issued;
@@ -48,7 +46,7 @@ export class KeysService {
 
   /** Issues a replacement of the key; the event's target is the key replaced. */
   rotate(ref: string, request: RotateKeyRequest, by: AuditActor): Promise<Rotation> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.store.transaction(async (manager) => {
       const rotation = await this.store.rotate(ref, request.graceMs, request.expiresAt, manager);
       await this.trail.record(manager, event(by, KeyAuditActions.ROTATED, rotation.previous.id));
       return rotation;
@@ -56,7 +54,7 @@ export class KeysService {
   }
 
   async revoke(ref: string, by: AuditActor): Promise<{ key: KeySummary; alreadyRevoked: boolean }> {
-    const revoked = await this.dataSource.transaction(async (manager) => {
+    const revoked = await this.store.transaction(async (manager) => {
       const revoked = await this.store.revoke(ref, manager);
       if (!revoked.alreadyRevoked) {
         await this.trail.record(manager, event(by, KeyAuditActions.REVOKED, revoked.key.id));
@@ -73,7 +71,7 @@ export class KeysService {
 
   /** Lifts the ban of the key's rotation family; the event's target is the key named. */
   unban(ref: string, by: AuditActor): Promise<{ key: KeySummary; wasBanned: boolean }> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.store.transaction(async (manager) => {
       const unbanned = await this.store.unban(ref, manager);
       if (unbanned.wasBanned) {
         await this.trail.record(manager, event(by, KeyAuditActions.UNBANNED, unbanned.key.id));

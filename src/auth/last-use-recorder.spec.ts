@@ -1,7 +1,7 @@
 import type { PinoLogger } from 'nestjs-pino';
 import { Clock } from '../common/clock';
 import { KEY } from './api-key.fixture';
-import type { ApiKeyStore } from './api-key.store';
+import type { ApiKeysRepository } from './api-keys.repository';
 import { LAST_USE_WRITE_INTERVAL_MS, LastUseRecorder } from './last-use-recorder';
 
 /** A clock that stands still until the test moves it. */
@@ -20,7 +20,7 @@ function recorder() {
   return {
     store,
     clock,
-    lastUse: new LastUseRecorder(store as unknown as ApiKeyStore, clock, logger),
+    lastUse: new LastUseRecorder(store as unknown as ApiKeysRepository, clock, logger),
   };
 }
 

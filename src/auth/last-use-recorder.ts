@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { Clock } from '../common/clock';
-import { ActiveKey, ApiKeyStore } from './api-key.store';
+import { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { KEY_CACHE_MAX_ENTRIES } from './key-cache';
 
 /**
@@ -24,7 +24,7 @@ export class LastUseRecorder {
   private readonly dueAt = new WeakMap<ActiveKey, number>();
 
   constructor(
-    private readonly store: ApiKeyStore,
+    private readonly store: ApiKeysRepository,
     private readonly clock: Clock,
     @InjectPinoLogger(LastUseRecorder.name) private readonly logger: PinoLogger,
   ) {}

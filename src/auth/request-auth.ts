@@ -1,4 +1,4 @@
-import type { ActiveKey } from './api-key.store';
+import type { ActiveKey } from './api-keys.repository';
 
 /**
 /**

@@ -365,7 +365,7 @@ const nameOption = parser(
 
 /**
  * `--scopes a:b,c:d`: each a scope a feature declares, or `*`. Checked here, with the same rule
- * the store applies, so that a wrong one is a usage error.
+ * the keys' repository applies, so that a wrong one is a usage error.
  */
 function scopesOption(value: string): string[] {
   const scopes = value

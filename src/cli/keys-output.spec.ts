@@ -1,4 +1,4 @@
-import type { IssuedKey, KeySummary } from '../auth/api-key.store';
+import type { IssuedKey, KeySummary } from '../auth/api-keys.repository';
 import { auditTable, describeIssued, describeKey, describeRotation, keyTable } from './keys-output';
 
 describe('keys audit output', () => {

@@ -1,6 +1,6 @@
 /** What the `keys` tool prints: for people (tables, relative times) and for scripts (`--json`). */
 import type { AuditPage } from '../audit/audit-trail';
-import { IssuedKey, KeySummary, Rotation } from '../auth/api-key.store';
+import { IssuedKey, KeySummary, Rotation } from '../auth/api-keys.repository';
 import { keyJson, statusOf } from '../auth/key-json';
 import { EVERY_SCOPE, KEYS_ADMIN, scopesOf } from '../auth/scopes';
 import { limitsOf } from '../plans/plans';

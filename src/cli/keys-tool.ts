@@ -14,10 +14,10 @@ import { AuditEventsRepository } from '../audit/audit-events.repository';
 import { auditPageJson, AuditTrail, InvalidAuditQueryError } from '../audit/audit-trail';
 import {
   AmbiguousKeyIdError,
-  ApiKeyStore,
+  ApiKeysRepository,
   InvalidKeyRequestError,
   KeyNotFoundError,
-} from '../auth/api-key.store';
+} from '../auth/api-keys.repository';
 import { issuedJson, keyJson, rotationJson } from '../auth/key-json';
 import { KeysService } from '../auth/keys.service';
 import { InvalidEnvironmentError, validateEnvironment } from '../config/environment';
@@ -172,8 +172,7 @@ async function main(
     }
     await dataSource.initialize();
     const keys = new KeysService(
-      dataSource,
-      new ApiKeyStore(dataSource),
+      new ApiKeysRepository(dataSource),
       new AuditTrail(new AuditEventsRepository(dataSource)),
     );
     return await run(command, keys, output.out);

@@ -51,6 +51,35 @@ export class StatementPool {
     }
   }
 
+  /**
+   * The rows of one statement on whichever connection is free, waiting for one as pg does (at
+   * most DATABASE_CONNECT_TIMEOUT_MS): a connection whose statement failed is closed.
+   */
+  async rows<R>(statement: NamedStatement | string, values?: unknown[]): Promise<R[]> {
+    const config = typeof statement === 'string' ? statement : configInheriting(statement);
+    const { rows } = await this.pool.query(config, values);
+    return rows as R[];
+  }
+
+  /**
+   * Runs `work` in a transaction on one connection (waiting for it as pg does): committed when
+   * `work` resolves, rolled back when it throws, and then the connection is closed, not given back.
+   */
+  async transaction<T>(work: (connection: StatementConnection) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(connectionOf(client));
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+  }
+
   /** pg's own connect timeout (DATABASE_CONNECT_TIMEOUT_MS) is the longer bound. */
   private async connect(waitMs: number): Promise<PoolClient> {
     const connecting = this.pool.connect();

@@ -19,6 +19,7 @@ import {
   type EventConsumerOptions,
 } from './event-consumer';
 import { EventRelay, RELAY_STATEMENT_TIMEOUT_MS } from './event-relay';
+import { EventRelayRepository } from './event-relay.repository';
 import { EventWorkers } from './event-workers';
 import { type EventsSettings, eventsSettings, runsWorker } from './events.settings';
 import { JobQueue } from './job-queue';
@@ -93,16 +94,23 @@ class EventsLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
       },
     },
     {
+      provide: EventRelayRepository,
+      inject: [DatabasePools],
+      useFactory: (pools: DatabasePools) =>
+        new EventRelayRepository(
+          pools.createStatementPool({
+            name: 'event relay',
+            size: 1,
+            statementTimeoutMs: RELAY_STATEMENT_TIMEOUT_MS,
+          }),
+        ),
+    },
+    {
       provide: EventRelay,
-      inject: [DatabasePools, MetricsService, PinoLogger],
-      useFactory: (pools: DatabasePools, metrics: MetricsService, logger: PinoLogger) => {
+      inject: [EventRelayRepository, MetricsService, PinoLogger],
+      useFactory: (events: EventRelayRepository, metrics: MetricsService, logger: PinoLogger) => {
         logger.setContext('Events');
-        const pool = pools.createPool({
-          name: 'event relay',
-          size: 1,
-          statementTimeoutMs: RELAY_STATEMENT_TIMEOUT_MS,
-        });
-        return new EventRelay(pool, metrics, logger);
+        return new EventRelay(events, metrics, logger);
       },
     },
     {

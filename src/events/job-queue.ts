@@ -1,7 +1,5 @@
 import type { PinoLogger } from 'nestjs-pino';
-import type { Db, PgBoss } from 'pg-boss';
-import type { PoolClient } from 'pg';
-import type { EntityManager } from 'typeorm';
+import type { PgBoss } from 'pg-boss';
 import { sessionOptions } from '../database/database-pools';
 
 /**
@@ -104,19 +102,4 @@ export class JobQueue {
     this.boss = undefined;
     await boss?.stop({ graceful: true, timeout: timeoutMs });
   }
-}
-
-/**
- * A transaction as pg-boss's `db` option takes it: the jobs a call creates are written by that
- * transaction, and commit or roll back with it.
- */
-export async function inTransaction(manager: EntityManager): Promise<Db> {
-  const runner = manager.queryRunner;
-  if (!runner?.isTransactionActive) throw new Error('jobs are sent in a transaction');
-  const client = (await runner.connect()) as PoolClient;
-  return {
-    executeSql: async (text: string, values?: unknown[]) => ({
-      rows: (await client.query(text, values)).rows,
-    }),
-  };
 }

@@ -52,7 +52,8 @@ const OPTION_NAMES: LimitNames = { perMinute: '--per-minute', perDay: '--per-day
 /**
  * What is wrong with these limits for this plan, or `undefined`: enterprise keys need both
  * limits, every other plan sets its own. The one rule behind the `keys` tool's usage errors, the
- * admin API's 400s and the key store's refusals; `names` says the limits as the caller takes them.
+ * admin API's 400s and the keys' repository's refusals; `names` says the limits as the caller
+ * takes them.
  */
 export function planLimitsProblem(
   plan: Plan,

@@ -3,7 +3,7 @@ import type { PinoLogger } from 'nestjs-pino';
 import { generateApiKey, hashApiKey } from '../auth/api-key';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { KEY } from '../auth/api-key.fixture';
-import type { ActiveKey, ApiKeyStore } from '../auth/api-key.store';
+import type { ActiveKey, ApiKeysRepository } from '../auth/api-keys.repository';
 import { authSettings } from '../auth/auth.settings';
 import { KeyCache } from '../auth/key-cache';
 import { LastUseRecorder } from '../auth/last-use-recorder';
@@ -42,7 +42,7 @@ async function budgetOver(valid: string[] = [], hashesLoaded = valid) {
     touch: jest.fn(() => Promise.resolve()),
     keyHashes: jest.fn(() => Promise.resolve(hashesLoaded.map(hashApiKey))),
   };
-  const keyStore = store as unknown as ApiKeyStore;
+  const keyStore = store as unknown as ApiKeysRepository;
   const keys = new KeyCache(keyStore, logger, authSettings.read({}));
   const authenticator = new ApiKeyAuthenticator(
     keys,

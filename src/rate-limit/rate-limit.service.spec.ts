@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { PinoLogger } from 'nestjs-pino';
-import type { ActiveKey, ApiKeyStore } from '../auth/api-key.store';
+import type { ActiveKey, ApiKeysRepository } from '../auth/api-keys.repository';
 import { ApiException } from '../common/errors/api.exception';
 import type { RateLimitSettings } from './rate-limit.settings';
 import type { MetricsService } from '../metrics/metrics.service';
@@ -39,7 +39,7 @@ describe("RateLimitService's decisions, on a fake clock", () => {
   beforeEach(() => jest.useFakeTimers({ now: START }));
   afterEach(() => jest.useRealTimers());
 
-  /** The service on in-process counters (read on the fake clock), its key store and metrics. */
+  /** The service on in-process counters (read on the fake clock), its keys' repository and metrics. */
   function service() {
     const keys = { ban: jest.fn(() => Promise.resolve()) };
     const metrics = { rateLimitRejected: jest.fn(), keyBanned: jest.fn() };
@@ -51,7 +51,7 @@ describe("RateLimitService's decisions, on a fake clock", () => {
     const logger = { warn: jest.fn() } as unknown as PinoLogger;
     const rateLimit = new RateLimitService(
       new MemoryRateLimitStorage({ now: () => Date.now() }),
-      keys as unknown as ApiKeyStore,
+      keys as unknown as ApiKeysRepository,
       config,
       metrics as unknown as MetricsService,
       logger,

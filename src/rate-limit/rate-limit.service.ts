@@ -1,7 +1,7 @@
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
-import { ApiKeyStore } from '../auth/api-key.store';
+import { ApiKeysRepository } from '../auth/api-keys.repository';
 import '../auth/request-auth';
 import { Clock } from '../common/clock';
 import { ApiException } from '../common/errors/api.exception';
@@ -43,7 +43,7 @@ export class RateLimitService {
 
   constructor(
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
-    private readonly keys: ApiKeyStore,
+    private readonly keys: ApiKeysRepository,
     @Inject(rateLimitSettings.KEY) settings: RateLimitSettings,
     private readonly metrics: MetricsService,
     @InjectPinoLogger(RateLimitService.name) private readonly logger: PinoLogger,

@@ -2,18 +2,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PinoLogger } from 'nestjs-pino';
 import type { PgBoss } from 'pg-boss';
-import type { Pool } from 'pg';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { type JobQueue, NOTIFIED_POLL_SECONDS } from '../events/job-queue';
 import type { MetricsService } from '../metrics/metrics.service';
 import type { WebhookResolver } from './webhook-addresses';
+import type { ClaimedDelivery, WebhookDeliveriesRepository } from './webhook-deliveries.repository';
+import type { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import type { WebhookMessages } from './webhook-messages';
 import { DELIVERY_QUEUE, queueAttempt } from './webhook-queue';
 import { type SecretBox, signatureHeader } from './webhook-secrets';
 import { type AttemptResult, KEPT_ANSWER_BYTES, sendAttempt } from './webhook-sender';
-import { returnedRows } from './webhook-json';
-import { FAIL_PENDING_SQL } from './webhooks.service';
 import type { WebhooksSettings } from './webhooks.settings';
 
 /** This package's version, for the messages' User-Agent (package.json two folders up). */
@@ -22,111 +21,10 @@ function packageVersion(): string {
   return (JSON.parse(manifest) as { version: string }).version;
 }
 
-/** What a claimed delivery carries into its attempt. */
-interface Claimed {
-  id: string;
-  endpoint_id: string;
-  event_id: string | null;
-  webhook_id: string;
-  type: string;
-  body: string | null;
-  attempts: number;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-  /** The audit event, read with it when its body is still to be written (its first attempt). */
-  actor: string | null;
-  target: string | null;
-  request_id: string | null;
-  at: Date | null;
-}
-
-/*
- * The statements of every batch are sent by name: each connection prepares them once, and
- * PostgreSQL does not plan them again for every batch.
- */
-
-/**
- * Claims the pending deliveries of a batch that are due, for one attempt each: a lease as long as
- * the attempt and its recording may take, so that however many jobs name a delivery, one attempt
- * runs at a time. An attempt cut off by a crash leaves its lease: the job pg-boss runs again
- * finds it and comes back when it ends. A delivery without its body (queued by the trigger of releases before
- * the fan-out made bodies) comes with its audit event, in the same round trip.
- */
-const CLAIM = {
-  name: 'webhooks.claim',
-  text: `
-  WITH claimed AS (
-    UPDATE webhook_deliveries d
-       SET lease_until = now() + $2 * interval '1 millisecond', attempts = d.attempts + 1,
-           last_attempt_at = now()
-      FROM webhook_endpoints e
-     WHERE d.id = ANY ($1::uuid[]) AND e.id = d.endpoint_id AND d.status = 'pending'
-       AND e.disabled_at IS NULL AND e.removed_at IS NULL
-       AND (d.lease_until IS NULL OR d.lease_until < now())
-       AND d.next_attempt_at <= now() + interval '1 second'
-    RETURNING d.id, d.endpoint_id, d.event_id, d.webhook_id, d.type, d.body, d.attempts, e.url,
-              e.secret, CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END
-                AS previous_secret
-  )
-  SELECT c.*, a.actor, a.target, a.request_id, a.at
-    FROM claimed c LEFT JOIN audit_events a ON c.body IS NULL AND a.id = c.event_id`,
-};
-
-/** The bodies of first attempts, fixed for every later one: one statement for a batch. */
-const BODIES = {
-  name: 'webhooks.bodies',
-  text: `
-  UPDATE webhook_deliveries d SET body = b.body
-    FROM unnest($1::uuid[], $2::text[]) AS b(id, body)
-   WHERE d.id = b.id`,
-};
-
-/**
- * The delivered attempts of a batch, in one statement; an endpoint's row is written (and locked)
- * only when it was failing, so that the attempts to one endpoint never wait for each other.
- */
-const DELIVERED = {
-  name: 'webhooks.delivered',
-  text: `
-  WITH delivered AS (
-    UPDATE webhook_deliveries d
-       SET status = 'delivered', last_status_code = s.code, last_error = NULL, lease_until = NULL,
-           delivered_at = now(), next_attempt_at = NULL
-      FROM unnest($1::uuid[], $2::int[]) AS s(id, code)
-     WHERE d.id = s.id
-    RETURNING d.endpoint_id
-  )
-  UPDATE webhook_endpoints SET failing_since = NULL
-   WHERE id IN (SELECT endpoint_id FROM delivered) AND failing_since IS NOT NULL`,
-};
-
-/** Why a job found nothing to attempt. */
-const UNCLAIMED_SQL = `
-  SELECT d.status, d.lease_until > now() AS leased, d.lease_until,
-         e.disabled_at IS NOT NULL OR e.removed_at IS NOT NULL AS endpoint_off
-    FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-   WHERE d.id = $1`;
-
-/** A failed attempt's outcome: `failed`, or `pending` with its next attempt in `$5` ms. */
-const ATTEMPT_OUTCOME_SQL = `
-  UPDATE webhook_deliveries
-     SET status = $2, last_status_code = $3, last_error = $4, lease_until = NULL,
-         delivered_at = NULL,
-         next_attempt_at = CASE WHEN $2 = 'pending' THEN now() + $5 * interval '1 millisecond' END
-   WHERE id = $1
-  RETURNING next_attempt_at`;
-
-/** Pending deliveries, and the age of the oldest, for the gauges. */
-const PENDING_SQL = `
-  SELECT count(*)::int AS pending,
-         COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest
-    FROM webhook_deliveries WHERE status = 'pending'`;
-
 export interface DelivererParts {
-  db: DataSource;
-  /** The batches' own connections ({@link DELIVERY_SESSION_SETTINGS}). */
-  pool: Pool;
+  endpoints: WebhookEndpointsRepository;
+  /** Its batches on connections of their own ({@link DELIVERY_SESSION_SETTINGS}). */
+  deliveries: WebhookDeliveriesRepository;
   settings: WebhooksSettings;
   resolver: WebhookResolver;
   secrets: SecretBox;
@@ -213,7 +111,7 @@ class Successes {
   private waiting: { id: string; status: number; done: (error?: Error) => void }[] = [];
   private writing = false;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly deliveries: WebhookDeliveriesRepository) {}
 
   /** Records the delivery `id` delivered with `status`: settles once written. */
   async record(id: string, status: number): Promise<void> {
@@ -231,10 +129,7 @@ class Successes {
       const batch = this.waiting;
       this.waiting = [];
       try {
-        await this.pool.query({
-          ...DELIVERED,
-          values: [batch.map((s) => s.id), batch.map((s) => s.status)],
-        });
+        await this.deliveries.delivered(batch);
         for (const success of batch) success.done();
       } catch (error) {
         for (const success of batch) success.done(error as Error);
@@ -261,7 +156,7 @@ export class WebhookDeliverer {
 
   constructor(private readonly parts: DelivererParts) {
     this.slots = new Slots(parts.settings.WEBHOOK_CONCURRENCY);
-    this.successes = new Successes(parts.pool);
+    this.successes = new Successes(parts.deliveries);
     const registry = parts.metrics.registry;
     this.results = new Counter({
       name: 'webhook_deliveries_total',
@@ -280,11 +175,11 @@ export class WebhookDeliverer {
     // Both gauges from one query per scrape. With the database unreachable, the last values read:
     // a scrape must still answer, for the readiness and outage metrics above all.
     const read = () => {
-      pending ??= parts.db
-        .query(PENDING_SQL)
-        .then((rows: { pending: number; oldest: number }[]) => {
+      pending ??= parts.deliveries
+        .pendingSummary()
+        .then((summary) => {
           parts.queue.answered();
-          return (last = rows[0]);
+          return (last = summary);
         })
         .catch(() => last)
         .finally(() => setTimeout(() => (pending = undefined), 100));
@@ -295,7 +190,7 @@ export class WebhookDeliverer {
       help: 'Webhook deliveries not yet delivered nor failed',
       registers: [registry],
       async collect() {
-        this.set(parts.db.isInitialized ? (await read()).pending : 0);
+        this.set(parts.deliveries.available ? (await read()).pending : 0);
       },
     });
     new Gauge({
@@ -303,7 +198,7 @@ export class WebhookDeliverer {
       help: 'Age of the oldest pending webhook delivery (0: none)',
       registers: [registry],
       async collect() {
-        this.set(parts.db.isInitialized ? (await read()).oldest : 0);
+        this.set(parts.deliveries.available ? (await read()).oldest : 0);
       },
     });
   }
@@ -367,14 +262,11 @@ export class WebhookDeliverer {
   /** The attempts of `ids`, one slot each, taken by the caller and given back here. */
   private async attemptChunk(ids: readonly string[]): Promise<void> {
     let held = ids.length;
-    let claimed: Claimed[];
+    let claimed: ClaimedDelivery[];
     let bodies: Map<string, string>;
     try {
       const lease = this.parts.settings.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
-      ({ rows: claimed } = await this.parts.pool.query<Claimed>({
-        ...CLAIM,
-        values: [ids, lease],
-      }));
+      claimed = await this.parts.deliveries.claim(ids, lease);
       this.slots.give(held - claimed.length);
       held = claimed.length;
       const claimedIds = new Set(claimed.map((delivery) => delivery.id));
@@ -411,7 +303,7 @@ export class WebhookDeliverer {
 
   /** The attempt's metric and its log line. */
   private logAttempt(
-    delivery: Claimed,
+    delivery: ClaimedDelivery,
     status: number | null,
     outcome: 'delivered' | 'retried' | 'failed',
     seconds: number,
@@ -436,19 +328,16 @@ export class WebhookDeliverer {
    * made them), written before any is sent: every later attempt sends the same. A delivery whose
    * event is gone has none (its attempt fails).
    */
-  private async firstBodies(claimed: readonly Claimed[]): Promise<Map<string, string>> {
+  private async firstBodies(claimed: readonly ClaimedDelivery[]): Promise<Map<string, string>> {
     const first = claimed.filter(
-      (d): d is Claimed & { actor: string; target: string; at: Date } =>
+      (d): d is ClaimedDelivery & { actor: string; target: string; at: Date } =>
         d.body === null && d.at !== null && d.actor !== null && d.target !== null,
     );
     const bodies = new Map<string, string>();
     if (first.length === 0) return bodies;
     const texts = await this.parts.messages.bodiesOf(first);
     first.forEach((d, i) => bodies.set(d.id, texts[i]));
-    await this.parts.pool.query({
-      ...BODIES,
-      values: [[...bodies.keys()], [...bodies.values()]],
-    });
+    await this.parts.deliveries.writeBodies(bodies);
     return bodies;
   }
 
@@ -458,17 +347,10 @@ export class WebhookDeliverer {
    * failed, or not due: a newer job is scheduled) has nothing to do.
    */
   private async unclaimed(deliveryId: string): Promise<void> {
-    const rows: { status: string; leased: boolean; lease_until: Date; endpoint_off: boolean }[] =
-      await this.parts.db.query(UNCLAIMED_SQL, [deliveryId]);
-    if (rows.length === 0 || rows[0].status !== 'pending') return;
-    const [row] = rows;
+    const row = await this.parts.deliveries.unclaimed(deliveryId);
+    if (row?.status !== 'pending') return;
     if (row.endpoint_off) {
-      await this.parts.db.query(
-        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL,
-                last_error = COALESCE(last_error, 'the endpoint is disabled')
-          WHERE id = $1 AND status = 'pending'`,
-        [deliveryId],
-      );
+      await this.parts.deliveries.failForEndpointOff(deliveryId);
     } else if (row.leased) {
       await this.boss?.send(
         DELIVERY_QUEUE,
@@ -478,7 +360,10 @@ export class WebhookDeliverer {
     }
   }
 
-  private async send(delivery: Claimed, firstBody: string | undefined): Promise<AttemptResult> {
+  private async send(
+    delivery: ClaimedDelivery,
+    firstBody: string | undefined,
+  ): Promise<AttemptResult> {
     const { secrets, settings } = this.parts;
     const body = delivery.body ?? firstBody;
     if (body === undefined) {
@@ -530,54 +415,47 @@ export class WebhookDeliverer {
    * Records a failed attempt, and what follows from it, in one transaction (a batch's delivered
    * attempts are recorded together, by DELIVERED).
    */
-  private async record(delivery: Claimed, result: AttemptResult): Promise<'retried' | 'failed'> {
+  private async record(
+    delivery: ClaimedDelivery,
+    result: AttemptResult,
+  ): Promise<'retried' | 'failed'> {
     const statusCode = result.status ?? null;
     const error = (
       'error' in result ? result.error : `HTTP ${result.status}: ${result.answer}`
     ).slice(0, KEPT_ANSWER_BYTES);
-    return await this.parts.db.transaction(async (manager) => {
+    const { deliveries, endpoints } = this.parts;
+    return await deliveries.transaction(async (manager) => {
       if (statusCode === 410) {
-        await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'failed', statusCode, error, null]);
+        await deliveries.failed(manager, delivery.id, statusCode, error);
         await this.disable(manager, delivery.endpoint_id, 'gone');
         return 'failed';
       }
-      const failing = returnedRows<{ long: boolean }>(
-        await manager.query(
-          `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, now())
-          WHERE id = $1
-          RETURNING failing_since < now() - $2 * interval '1 hour' AS long`,
-          [delivery.endpoint_id, this.parts.settings.WEBHOOK_DISABLE_AFTER_HOURS],
-        ),
+      const failingLong = await endpoints.markFailing(
+        manager,
+        delivery.endpoint_id,
+        this.parts.settings.WEBHOOK_DISABLE_AFTER_HOURS,
       );
       const wait = this.retryDelayMs(
         delivery.attempts,
         'retryAfterSeconds' in result ? result.retryAfterSeconds : undefined,
       );
-      const failingLong = failing.length > 0 && failing[0].long;
       if (wait === undefined || failingLong) {
-        await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'failed', statusCode, error, null]);
+        await deliveries.failed(manager, delivery.id, statusCode, error);
         if (failingLong) await this.disable(manager, delivery.endpoint_id, 'failing');
         return 'failed';
       }
-      const next = returnedRows<{ next_attempt_at: Date }>(
-        await manager.query(ATTEMPT_OUTCOME_SQL, [delivery.id, 'pending', statusCode, error, wait]),
-      );
-      await queueAttempt(
-        await this.parts.queue.started(),
-        manager,
-        delivery.id,
-        next[0].next_attempt_at,
-      );
+      const next = await deliveries.retryLater(manager, delivery.id, statusCode, error, wait);
+      await queueAttempt(await this.parts.queue.started(), manager, delivery.id, next);
       return 'retried';
     });
   }
 
   private async disable(manager: EntityManager, endpointId: string, reason: string): Promise<void> {
-    await manager.query(
-      `UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2
-        WHERE id = $1 AND disabled_at IS NULL`,
-      [endpointId, reason],
+    await this.parts.endpoints.disable(manager, endpointId, reason);
+    await this.parts.deliveries.failPending(
+      manager,
+      endpointId,
+      `the endpoint is disabled (${reason})`,
     );
-    await manager.query(FAIL_PENDING_SQL, [endpointId, `the endpoint is disabled (${reason})`]);
   }
 }

@@ -83,3 +83,8 @@ export function returnedRows<T>(result: unknown): T[] {
   }
   return result as T[];
 }
+
+/** The first row a statement returned through TypeORM's `query` ({@link returnedRows}), if any. */
+export async function firstReturned<T>(result: Promise<unknown>): Promise<T | undefined> {
+  return returnedRows<T>(await result).at(0);
+}

@@ -1,6 +1,6 @@
 import type { PgBoss } from 'pg-boss';
 import type { EntityManager } from 'typeorm';
-import { inTransaction } from '../events/job-queue';
+import { jobsInTransaction } from '../database/job-queue-db';
 
 /**
  * The queue of delivery attempts: pg-boss's (see src/events/job-queue.ts), created by this
@@ -24,5 +24,9 @@ export async function queueAttempt(
   deliveryId: string,
   startAfter?: Date,
 ): Promise<void> {
-  await boss.send(DELIVERY_QUEUE, { deliveryId }, { startAfter, db: await inTransaction(manager) });
+  await boss.send(
+    DELIVERY_QUEUE,
+    { deliveryId },
+    { startAfter, db: await jobsInTransaction(manager) },
+  );
 }

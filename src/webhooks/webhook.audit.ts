@@ -1,6 +1,7 @@
 import { defineAuditActions } from '../audit/audit-actions';
 import { defineEventObjects } from '../audit/audit-objects';
-import { ENDPOINT_COLUMNS, endpointJson, type EndpointRow } from './webhook-json';
+import { endpointsWithIds } from './webhook-endpoints.repository';
+import { endpointJson } from './webhook-json';
 
 /** What the audit trail records of webhook endpoints: every change, never a secret. */
 export const WebhookAuditActions = defineAuditActions({
@@ -21,9 +22,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 defineEventObjects('webhook', async (ids, db) => {
   const wanted = ids.filter((id) => UUID.test(id));
   if (wanted.length === 0) return new Map<string, string>();
-  const rows: EndpointRow[] = await db.query(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ANY ($1::uuid[])`,
-    [wanted],
-  );
+  const rows = await endpointsWithIds(db, wanted);
   return new Map(rows.map((row) => [row.id, JSON.stringify(endpointJson(row))]));
 });

@@ -8,7 +8,6 @@ import { ConfigModule } from '@nestjs/config';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AuditModule } from '../audit/audit.module';
-import { AuditTrail } from '../audit/audit-trail';
 import { DatabasePools } from '../database/database-pools';
 import { databaseSettings, type DatabaseEnvironment } from '../database/database.settings';
 import { EventsModule } from '../events/events.module';
@@ -21,6 +20,8 @@ import {
   DELIVERY_SESSION_SETTINGS,
   WebhookDeliverer,
 } from './webhook-deliverer';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WebhookFanOut } from './webhook-fan-out';
 import { WebhookMessages } from './webhook-messages';
 import { SecretBox } from './webhook-secrets';
@@ -76,18 +77,22 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
       inject: [webhooksSettings.KEY],
       useFactory: (settings: WebhooksSettings) => new SecretBox(settings.WEBHOOK_SECRETS_KEY),
     },
+    WebhookEndpointsRepository,
     {
-      provide: WebhooksService,
-      inject: [DataSource, webhooksSettings.KEY, WebhookResolver, SecretBox, JobQueue, AuditTrail],
-      useFactory: (
-        db: DataSource,
-        settings: WebhooksSettings,
-        resolver: WebhookResolver,
-        secrets: SecretBox,
-        queue: JobQueue,
-        audit: AuditTrail,
-      ) => new WebhooksService(db, settings, resolver, secrets, queue, audit),
+      provide: WebhookDeliveriesRepository,
+      inject: [DataSource, DatabasePools, databaseSettings.KEY],
+      useFactory: (db: DataSource, pools: DatabasePools, database: DatabaseEnvironment) =>
+        new WebhookDeliveriesRepository(
+          db,
+          pools.createStatementPool({
+            name: 'webhook delivery',
+            size: DELIVERY_POOL_SIZE,
+            statementTimeoutMs: database.DATABASE_STATEMENT_TIMEOUT_MS,
+            sessionSettings: DELIVERY_SESSION_SETTINGS,
+          }),
+        ),
     },
+    WebhooksService,
     {
       provide: WebhookMessages,
       inject: [DataSource],
@@ -97,40 +102,33 @@ class WebhookDeliveryLifecycle implements OnApplicationBootstrap, OnApplicationS
     {
       provide: WebhookDeliverer,
       inject: [
-        DataSource,
+        WebhookEndpointsRepository,
+        WebhookDeliveriesRepository,
         webhooksSettings.KEY,
         WebhookResolver,
         SecretBox,
         WebhookMessages,
         MetricsService,
         PinoLogger,
-        DatabasePools,
-        databaseSettings.KEY,
         JobQueue,
         eventsSettings.KEY,
       ],
       useFactory: (
-        db: DataSource,
+        endpoints: WebhookEndpointsRepository,
+        deliveries: WebhookDeliveriesRepository,
         settings: WebhooksSettings,
         resolver: WebhookResolver,
         secrets: SecretBox,
         messages: WebhookMessages,
         metrics: MetricsService,
         logger: PinoLogger,
-        pools: DatabasePools,
-        database: DatabaseEnvironment,
         queue: JobQueue,
         events: EventsSettings,
       ) => {
         logger.setContext('Webhooks');
         return new WebhookDeliverer({
-          db,
-          pool: pools.createPool({
-            name: 'webhook delivery',
-            size: DELIVERY_POOL_SIZE,
-            statementTimeoutMs: database.DATABASE_STATEMENT_TIMEOUT_MS,
-            sessionSettings: DELIVERY_SESSION_SETTINGS,
-          }),
+          endpoints,
+          deliveries,
           settings,
           resolver,
           secrets,

@@ -1,29 +1,24 @@
-import { type DataSource, type EntityManager, QueryFailedError } from 'typeorm';
+import { Inject, Injectable } from '@nestjs/common';
+import { type EntityManager, QueryFailedError } from 'typeorm';
 import { AUDIT_ACTION_NAMES } from '../audit/audit-actions';
 import type { AuditActor } from '../audit/audit-event';
-import type { AuditTrail } from '../audit/audit-trail';
-import type { JobQueue } from '../events/job-queue';
+import { AuditTrail } from '../audit/audit-trail';
+import { JobQueue } from '../events/job-queue';
 import { fromBase64url, toBase64url } from '../common/base64url';
 import { isIP } from 'node:net';
 import {
   checkedAddresses,
   hostOf,
   RefusedAddressError,
-  type WebhookResolver,
+  WebhookResolver,
 } from './webhook-addresses';
-import {
-  DELIVERY_COLUMNS,
-  deliveryJson,
-  type DeliveryRow,
-  ENDPOINT_COLUMNS,
-  endpointJson,
-  type EndpointRow,
-  returnedRows,
-} from './webhook-json';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
+import { deliveryJson, endpointJson, type EndpointRow } from './webhook-json';
 import { queueAttempt } from './webhook-queue';
-import { newSecret, type SecretBox } from './webhook-secrets';
+import { newSecret, SecretBox } from './webhook-secrets';
 import { WebhookAuditActions, webhookTarget } from './webhook.audit';
-import type { WebhooksSettings } from './webhooks.settings';
+import { type WebhooksSettings, webhooksSettings } from './webhooks.settings';
 
 /** The event type of the test route's message, sent to one endpoint only. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -82,12 +77,6 @@ export function eventTypes(): string[] {
   return [...AUDIT_ACTION_NAMES, TEST_EVENT_TYPE];
 }
 
-/** Fails the pending deliveries of an endpoint that gets nothing any more. */
-export const FAIL_PENDING_SQL = `UPDATE webhook_deliveries
-   SET status = 'failed', next_attempt_at = NULL,
-       last_error = COALESCE(last_error, $2)
- WHERE endpoint_id = $1 AND status = 'pending'`;
-
 export interface EndpointChange {
   url?: string;
   events?: string[];
@@ -101,10 +90,12 @@ export interface EndpointChange {
  * its pending deliveries end. Every change of an endpoint is an audit event (`webhook.*`,
  * never its secret), in the change's transaction.
  */
+@Injectable()
 export class WebhooksService {
   constructor(
-    private readonly db: DataSource,
-    private readonly settings: WebhooksSettings,
+    private readonly endpoints: WebhookEndpointsRepository,
+    private readonly deliveryRecords: WebhookDeliveriesRepository,
+    @Inject(webhooksSettings.KEY) private readonly settings: WebhooksSettings,
     private readonly resolver: WebhookResolver,
     private readonly secrets: SecretBox,
     private readonly queue: JobQueue,
@@ -169,20 +160,14 @@ export class WebhooksService {
   }
 
   async list(): Promise<Record<string, unknown>[]> {
-    const rows: EndpointRow[] = await this.db.query(
-      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE removed_at IS NULL ORDER BY created_at, id`,
-    );
-    return rows.map(endpointJson);
+    return (await this.endpoints.active()).map(endpointJson);
   }
 
   private async row(id: string): Promise<EndpointRow> {
     if (!UUID.test(id)) throw new WebhookNotFoundError(id);
-    const rows: EndpointRow[] = await this.db.query(
-      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND removed_at IS NULL`,
-      [id],
-    );
-    if (rows.length === 0) throw new WebhookNotFoundError(id);
-    return rows[0];
+    const row = await this.endpoints.activeOne(id);
+    if (row === undefined) throw new WebhookNotFoundError(id);
+    return row;
   }
 
   async show(id: string): Promise<Record<string, unknown>> {
@@ -194,24 +179,16 @@ export class WebhooksService {
     const events = this.checkEvents(body.events);
     const secret = newSecret();
     const limit = this.settings.WEBHOOK_MAX_ENDPOINTS;
-    return await this.db.transaction(async (manager) => {
-      // One new endpoint at a time, so that two at once cannot both pass the limit.
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints'))`);
-      const [{ count }] = returnedRows<{ count: number }>(
-        await manager.query(
-          `SELECT count(*)::int AS count FROM webhook_endpoints WHERE removed_at IS NULL`,
-        ),
-      );
-      if (count >= limit) throw new WebhookLimitError(limit);
-      const rows = returnedRows<EndpointRow>(
-        await manager.query(
-          `INSERT INTO webhook_endpoints (url, events, description, secret)
-           VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT_COLUMNS}`,
-          [body.url, events, body.description ?? null, this.secrets.seal(secret)],
-        ),
-      );
-      await this.audited(manager, WebhookAuditActions.CREATED, rows[0].id, actor);
-      return { ...endpointJson(rows[0]), secret };
+    return await this.endpoints.transaction(async (manager) => {
+      if ((await this.endpoints.countForNew(manager)) >= limit) throw new WebhookLimitError(limit);
+      const row = await this.endpoints.insert(manager, {
+        url: body.url,
+        events,
+        description: body.description ?? null,
+        sealedSecret: this.secrets.seal(secret),
+      });
+      await this.audited(manager, WebhookAuditActions.CREATED, row.id, actor);
+      return { ...endpointJson(row), secret };
     });
   }
 
@@ -223,51 +200,31 @@ export class WebhooksService {
     await this.row(id);
     if (change.url !== undefined) await this.checkUrl(change.url);
     const events = change.events === undefined ? null : this.checkEvents(change.events);
-    return await this.db.transaction(async (manager) => {
-      const rows = returnedRows<EndpointRow>(
-        await manager.query(
-          `UPDATE webhook_endpoints
-            SET url = COALESCE($2, url),
-                events = COALESCE($3, events),
-                description = CASE WHEN $4::boolean THEN $5 ELSE description END,
-                disabled_at = CASE WHEN $6::boolean IS NULL THEN disabled_at
-                                   WHEN $6 THEN COALESCE(disabled_at, now()) ELSE NULL END,
-                disabled_reason = CASE WHEN $6::boolean IS NULL THEN disabled_reason
-                                       WHEN $6 THEN COALESCE(disabled_reason, 'operator') ELSE NULL END,
-                failing_since = CASE WHEN $6::boolean = false THEN NULL ELSE failing_since END
-          WHERE id = $1 AND removed_at IS NULL
-          RETURNING ${ENDPOINT_COLUMNS}`,
-          [
-            id,
-            change.url ?? null,
-            events,
-            change.description !== undefined,
-            change.description ?? null,
-            change.disabled ?? null,
-          ],
-        ),
-      );
-      if (rows.length === 0) throw new WebhookNotFoundError(id);
-      if (rows[0].disabled_at !== null) {
-        await manager.query(FAIL_PENDING_SQL, [id, 'the endpoint is disabled']);
+    return await this.endpoints.transaction(async (manager) => {
+      const row = await this.endpoints.change(manager, id, {
+        url: change.url ?? null,
+        events,
+        description: change.description,
+        disabled: change.disabled ?? null,
+      });
+      if (row === undefined) throw new WebhookNotFoundError(id);
+      if (row.disabled_at !== null) {
+        await this.deliveryRecords.failPending(manager, id, 'the endpoint is disabled');
       }
       await this.audited(manager, WebhookAuditActions.CHANGED, id, actor);
-      return endpointJson(rows[0]);
+      return endpointJson(row);
     });
   }
 
   /** Marks the endpoint removed and ends its pending deliveries; a removed one is a no-op. */
   async remove(id: string, actor: AuditActor): Promise<void> {
     if (!UUID.test(id)) throw new WebhookNotFoundError(id);
-    await this.db.transaction(async (manager) => {
-      const rows: { removed: boolean }[] = await manager.query(
-        `SELECT removed_at IS NOT NULL AS removed FROM webhook_endpoints WHERE id = $1 FOR UPDATE`,
-        [id],
-      );
-      if (rows.length === 0) throw new WebhookNotFoundError(id);
-      if (rows[0].removed) return;
-      await manager.query(`UPDATE webhook_endpoints SET removed_at = now() WHERE id = $1`, [id]);
-      await manager.query(FAIL_PENDING_SQL, [id, 'the endpoint was removed']);
+    await this.endpoints.transaction(async (manager) => {
+      const removed = await this.endpoints.lockRemoved(manager, id);
+      if (removed === undefined) throw new WebhookNotFoundError(id);
+      if (removed) return;
+      await this.endpoints.markRemoved(manager, id);
+      await this.deliveryRecords.failPending(manager, id, 'the endpoint was removed');
       await this.audited(manager, WebhookAuditActions.REMOVED, id, actor);
     });
   }
@@ -279,23 +236,18 @@ export class WebhooksService {
   ): Promise<Record<string, unknown>> {
     await this.row(id);
     const secret = newSecret();
-    const rows = await this.db.transaction(async (manager) => {
-      const rotated = returnedRows<EndpointRow>(
-        await manager.query(
-          `UPDATE webhook_endpoints
-          SET previous_secret = CASE WHEN $3::bigint > 0 THEN secret END,
-              previous_secret_until = CASE WHEN $3::bigint > 0 THEN now() + $3 * interval '1 second' END,
-              secret = $2, secret_rotated_at = now()
-        WHERE id = $1 AND removed_at IS NULL
-        RETURNING ${ENDPOINT_COLUMNS}`,
-          [id, this.secrets.seal(secret), graceSeconds],
-        ),
+    const row = await this.endpoints.transaction(async (manager) => {
+      const rotated = await this.endpoints.rotateSecret(
+        manager,
+        id,
+        this.secrets.seal(secret),
+        graceSeconds,
       );
-      if (rotated.length === 0) throw new WebhookNotFoundError(id);
+      if (rotated === undefined) throw new WebhookNotFoundError(id);
       await this.audited(manager, WebhookAuditActions.ROTATED, id, actor);
       return rotated;
     });
-    return { ...endpointJson(rows[0]), secret };
+    return { ...endpointJson(row), secret };
   }
 
   async deliveries(
@@ -313,16 +265,8 @@ export class WebhooksService {
       }
       after = [parts[0], parts[1]];
     }
-    const rows = await this.db
-      .query<DeliveryRow[]>(
-        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-          WHERE endpoint_id = $1
-            AND ($2::text IS NULL OR status = $2)
-            AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
-          ORDER BY created_at DESC, id DESC
-          LIMIT $5`,
-        [id, query.status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
-      )
+    const rows = await this.deliveryRecords
+      .page(id, { status: query.status ?? null, after, limit: limit + 1 })
       .catch((error: unknown) => {
         // A time JavaScript reads but PostgreSQL does not ("1", February 30th): the cursor's,
         // the only value here not checked already.
@@ -342,17 +286,11 @@ export class WebhooksService {
   async retry(id: string, deliveryId: string): Promise<Record<string, unknown>> {
     await this.row(id);
     if (!UUID.test(deliveryId)) throw new DeliveryNotFoundError(deliveryId);
-    return await this.db.transaction(async (manager) => {
-      const rows = returnedRows<DeliveryRow>(
-        await manager.query(
-          `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now()
-            WHERE id = $1 AND endpoint_id = $2 RETURNING ${DELIVERY_COLUMNS}`,
-          [deliveryId, id],
-        ),
-      );
-      if (rows.length === 0) throw new DeliveryNotFoundError(deliveryId);
+    return await this.deliveryRecords.transaction(async (manager) => {
+      const row = await this.deliveryRecords.retry(manager, deliveryId, id);
+      if (row === undefined) throw new DeliveryNotFoundError(deliveryId);
       await queueAttempt(await this.queue.started(), manager, deliveryId);
-      return deliveryJson(rows[0]);
+      return deliveryJson(row);
     });
   }
 
@@ -365,17 +303,14 @@ export class WebhooksService {
       timestamp: at.toISOString(),
       data: { object: endpointJson(endpoint) },
     });
-    return await this.db.transaction(async (manager) => {
-      const rows: DeliveryRow[] = await manager.query(
-        `WITH made AS (SELECT gen_random_uuid() AS id)
-         INSERT INTO webhook_deliveries (id, endpoint_id, webhook_id, type, event_at, body, next_attempt_at)
-         SELECT made.id, $1, 'evt_test_' || replace(made.id::text, '-', ''), $2, $3, $4, now()
-           FROM made
-         RETURNING ${DELIVERY_COLUMNS}`,
-        [id, TEST_EVENT_TYPE, at, body],
-      );
-      await queueAttempt(await this.queue.started(), manager, rows[0].id);
-      return deliveryJson(rows[0]);
+    return await this.deliveryRecords.transaction(async (manager) => {
+      const row = await this.deliveryRecords.insertTest(manager, id, {
+        type: TEST_EVENT_TYPE,
+        at,
+        body,
+      });
+      await queueAttempt(await this.queue.started(), manager, row.id);
+      return deliveryJson(row);
     });
   }
 }

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { Pool } from 'pg';
 import type { AppOptions } from '../../src/database/app-options';
 import { AppModule } from '../../src/app.module';
-import { ApiKeyStore } from '../../src/auth/api-key.store';
+import { ApiKeysRepository } from '../../src/auth/api-keys.repository';
 import { configureApp, createHttpAdapter } from '../../src/app.setup';
 import { ENV, TEMPLATE_DATABASE, withClient } from '../setup/clusters';
 import { OpenApiContract } from './contract';
@@ -19,7 +19,7 @@ export interface TestApp {
   databaseUrl: string;
   /** An enterprise key with limits no suite reaches; `api(t)` sends it unless told otherwise. */
   key: string;
-  keys: ApiKeyStore;
+  keys: ApiKeysRepository;
   /** The OpenAPI document this app serves: `api(t)` holds every response to it. */
   contract: OpenApiContract;
   close(): Promise<void>;
@@ -91,7 +91,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   try {
     configureApp(app);
     await app.init();
-    const keys = app.get(ApiKeyStore);
+    const keys = app.get(ApiKeysRepository);
     const { key } = await keys.issue({
       plan: 'enterprise',
       name: 'e2e',

@@ -92,10 +92,12 @@ export function isExpired(key: Pick<ActiveKey, 'expiresAt'>, now = Date.now()): 
 }
 
 /**
- * API keys in the database: issue, list, revoke, ban. Shared by the server (through
- * {@link ApiKeyAuthenticator}) and the `keys` command-line tool, so both obey the same rules.
+ * API keys in the database (the `api_keys` table, through TypeORM's entity): issue, list, revoke,
+ * ban. Shared by the server (through {@link ApiKeyAuthenticator}) and the `keys` command-line
+ * tool, so both obey the same rules. A method that takes an EntityManager runs in that
+ * transaction ({@link transaction}), or in one of its own when given none.
  */
-export class ApiKeyStore {
+export class ApiKeysRepository {
   /**
    * Lookups and last-use writes asked for in one turn of the event loop (every request read from
    * the sockets in that turn) go to the database as one statement: with many distinct keys, the
@@ -116,6 +118,11 @@ export class ApiKeyStore {
 
   private get keys() {
     return this.dataSource.getRepository(ApiKey);
+  }
+
+  /** Runs `work` in a transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
   }
 
   /** Issues a key (in the transaction of `manager`, when given). */
@@ -369,6 +376,14 @@ export class ApiKeyStore {
     await this.keys.update({ id: In([...new Set(ids)]) }, { lastUsedAt: () => 'now()' });
     return ids.map(() => null);
   }
+}
+
+/**
+ * The keys of these ids (uuids), revoked ones too: for the objects of their events, which their
+ * consumers read with the DataSource they are given.
+ */
+export function keysWithIds(dataSource: DataSource, ids: string[]): Promise<ApiKey[]> {
+  return dataSource.getRepository(ApiKey).findBy({ id: In(ids) });
 }
 
 /** At most this many keys per statement. */
