@@ -68,6 +68,16 @@ describe('LoopDelay', () => {
     expect(loop.delay.read()).toBe(1);
   });
 
+  it('keeps only the latest ticks while nothing reads, and reads those', () => {
+    let late = true;
+    const idle = fakeLoop(() => (late ? 50 : 1));
+    idle.advance(60 * 60_000);
+    late = false;
+    // An hour of ticks 50 ms late, unread, then 30 s in time: the reading is of the recent ones.
+    idle.advance(30_000);
+    expect(idle.delay.read()).toBe(1);
+  });
+
   it('reads a loop that has not come round since as late as it is', () => {
     const stalled = fakeLoop(() => 1_000);
     stalled.advance(300);

@@ -1,6 +1,9 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 
+/** The most recent ticks a reading is made of, at least (10 s at the default resolution). */
+const KEPT_TICKS = 1_000;
+
 /** How late the event loop has been, in ms, since the last call. */
 export type LoopDelayReading = () => number;
 
@@ -31,6 +34,8 @@ export class LoopDelay implements OnApplicationShutdown {
   /** One tick of the timer (called by it; tests call it with their own clock). */
   tick(): void {
     const now = this.now();
+    // Read once a window of answers: an idle instance reads nothing, so only the latest are kept.
+    if (this.lags.length >= 2 * KEPT_TICKS) this.lags = this.lags.slice(-KEPT_TICKS);
     this.lags.push(Math.max(0, now - this.lastTick - this.resolutionMs));
     this.lastTick = now;
   }

@@ -17,18 +17,24 @@ import { ShedReport } from './shed-report';
 @Module({
   imports: [CommonModule, RateLimitModule, ConfigModule.forFeature(overloadSettings)],
   providers: [
-    { provide: LoopDelay, useFactory: () => new LoopDelay() },
+    // No timer at all while shedding is off: nothing would read it.
+    {
+      provide: LoopDelay,
+      inject: [overloadSettings.KEY],
+      useFactory: (settings: OverloadSettings) =>
+        settings.OVERLOAD_SHEDDING === 'on' ? new LoopDelay() : null,
+    },
     {
       provide: AdmissionControl,
       inject: [overloadSettings.KEY, LoopDelay],
-      useFactory: (settings: OverloadSettings, loopDelay: LoopDelay) =>
+      useFactory: (settings: OverloadSettings, loopDelay: LoopDelay | null) =>
         new AdmissionControl(
           new Gradient2Limit({
             ...GRADIENT2_DEFAULTS,
             minLimit: settings.OVERLOAD_MIN_CONCURRENCY,
             maxLimit: settings.OVERLOAD_MAX_CONCURRENCY,
           }),
-          loopDelay.read,
+          loopDelay?.read ?? (() => 0),
           settings.OVERLOAD_MAX_LOOP_DELAY_MS,
         ),
     },
