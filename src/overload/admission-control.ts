@@ -18,13 +18,21 @@ const WINDOW_MS = 100;
 const WINDOW_SAMPLES = 10;
 
 /**
+ * How long the event loop must have run late, window after window, before it counts as an
+ * overload: a loop late for a moment (a garbage collection, the process off its core while the
+ * database or a neighbour runs) is no queue, and shrinking the limit for it refuses requests a
+ * moment later that would have been served in time.
+ */
+const SUSTAINED_LATE_MS = 1_000;
+
+/**
  * Admission at the door: a request is let in while the requests in flight stay under its share of
  * an adaptive concurrency limit ({@link Gradient2Limit}), else refused at once. Each admitted
  * request's time, from admission to its response's start, is sampled; each window of samples
- * (their average, as Netflix's `WindowedLimit` does) updates the limit. A window in which the
- * event loop ran late by more than `maxLoopDelayMs` (`LoopDelay`, the median timer lag)
- * counts as a drop, as a refused request does in Netflix's limits: the limit then shrinks,
- * whatever the latency of the few admitted (on a process bound by its CPU, the queue builds in
+ * (their average, as Netflix's `WindowedLimit` does) updates the limit. While the event loop
+ * has run late by more than `maxLoopDelayMs` (`LoopDelay`, the median timer lag) in every window
+ * for a second, each window counts as a drop, as a refused request does in Netflix's limits: the
+ * limit then shrinks, whatever the latency of the few admitted (on a process bound by its CPU, the queue builds in
  * the sockets, not among the requests let in). A loop busy nearly all of the time but coming
  * round in time is not a queue, and does not shrink the limit.
  */
@@ -34,6 +42,8 @@ export class AdmissionControl {
   private samples = 0;
   private rttSum = 0;
   private maxInFlight = 0;
+  /** When the loop started reading late in every window since, if it does now. */
+  private lateSince: number | undefined;
 
   constructor(
     private readonly gradient: Gradient2Limit,
@@ -84,10 +94,20 @@ export class AdmissionControl {
     if (this.samples < WINDOW_SAMPLES || now - this.windowStart < WINDOW_MS) return;
     // A window of answers in well under a millisecond says nothing of the load.
     const average = Math.max(this.rttSum / this.samples, 0.1);
-    this.gradient.update(average, this.maxInFlight, this.loopDelay() > this.maxLoopDelayMs);
+    this.gradient.update(average, this.maxInFlight, this.loopLateFor(now) >= SUSTAINED_LATE_MS);
     this.windowStart = now;
     this.samples = 0;
     this.rttSum = 0;
     this.maxInFlight = this.inFlight;
+  }
+
+  /** How long, in ms, the loop has read late in every window up to this one (0 if not now). */
+  private loopLateFor(now: number): number {
+    if (this.loopDelay() <= this.maxLoopDelayMs) {
+      this.lateSince = undefined;
+      return 0;
+    }
+    this.lateSince ??= this.windowStart;
+    return now - this.lateSince;
   }
 }

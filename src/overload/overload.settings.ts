@@ -30,7 +30,7 @@ export const overloadSettings = defineSettings(
       rule: integer({ min: 1, max: 1000 }),
       default: 10,
       description:
-        'how late the event loop may run, in ms (the median lag of a 10-ms timer over a window of answers), before the adaptive limit shrinks: past it, requests wait unread in their sockets (1 to 1,000)',
+        'how late the event loop may run, in ms (the median lag of a 10-ms timer over a window of answers), before the adaptive limit shrinks, once it has run that late for a second: past it, requests wait unread in their sockets (1 to 1,000)',
     },
     OVERLOAD_RETRY_AFTER_SECONDS: {
       rule: integer({ min: 1, max: 3600 }),
