@@ -1,18 +1,18 @@
 import { execFile } from 'node:child_process';
 import {
   copyFileSync,
-  globSync,
+  cpSync,
   lstatSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AppProcess } from './support/app-process';
+import { buildOnce } from './support/build';
 import { httpRequest } from './support/http';
 import { createTestDatabase } from './support/test-app';
 
@@ -58,25 +58,6 @@ function productionPruneCommand(): string {
   return prune;
 }
 
-/**
- * Copies the files `nest build` copies beside the compiled code (nest-cli.json's `assets`, globs
- * under `sourceRoot`) into `outDir`, as the image's build stage gets them.
- */
-function copyNestAssets(outDir: string): void {
-  const nestCli = JSON.parse(readFileSync(join(ROOT, 'nest-cli.json'), 'utf8')) as {
-    sourceRoot: string;
-    compilerOptions: { assets?: (string | { include: string })[] };
-  };
-  const sourceRoot = join(ROOT, nestCli.sourceRoot);
-  for (const asset of nestCli.compilerOptions.assets ?? []) {
-    const pattern = typeof asset === 'string' ? asset : asset.include;
-    for (const file of globSync(pattern, { cwd: sourceRoot })) {
-      mkdirSync(dirname(join(outDir, file)), { recursive: true });
-      copyFileSync(join(sourceRoot, file), join(outDir, file));
-    }
-  }
-}
-
 /** Bytes of every file below `dir` (apparent sizes, as `du -sb` counts them). */
 function sizeOf(dir: string): number {
   let total = 0;
@@ -107,12 +88,8 @@ describe('the production install', () => {
         env: { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_prefer_offline: 'true' },
         timeout: 600_000,
       }).then(() => run('sh', ['-c', productionPruneCommand()], { cwd: dir })),
-      run(join(ROOT, 'node_modules/.bin/tsc'), [
-        '-p',
-        join(ROOT, 'tsconfig.build.json'),
-        '--outDir',
-        join(dir, 'dist'),
-      ]).then(() => copyNestAssets(join(dir, 'dist'))),
+      // The image's build stage runs `nest build` and copies its dist/: the run's one build.
+      buildOnce().then(() => cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true })),
     ]);
   }, 660_000);
 
