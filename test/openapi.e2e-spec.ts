@@ -2,6 +2,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import request from 'supertest';
 import { RouteTable } from '../src/common/http/route-table';
 import { api } from './support/client';
+import { OpenApiContract } from './support/contract';
 import { expectOrderScopesDocumented, expectRedoclyClean } from './support/openapi-tools';
 import {
   expectEveryVersionedRouteDocumented,
@@ -54,6 +55,10 @@ describe('the OpenAPI document', () => {
     doc = (await request(t.http).get('/openapi.json').expect(200)).body as Document;
   });
   afterAll(() => t.close());
+
+  it('serves valid OpenAPI documents, v1 and v2', async () => {
+    await expect(OpenApiContract.load(t.http, { validateDocuments: true })).resolves.toBeDefined();
+  });
 
   it('is OpenAPI 3 titled "Petstore API", version 1.0.0, with the orders tag', () => {
     expect(doc.openapi).toMatch(/^3\./);
