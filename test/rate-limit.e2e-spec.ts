@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
 import { MetricsService } from '../src/metrics/metrics.service';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../src/redis/redis-reply';
+import { REDIS } from '../src/redis/redis.module';
 import request from 'supertest';
 import { api, expectErrorBody } from './support/client';
 import { eventually } from './support/eventually';
@@ -29,6 +31,20 @@ async function burst(
   const counts: Record<number, number> = {};
   for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
   return counts;
+}
+
+/** Decisions the instance made without Redis, from its metrics. */
+async function redisFallbacks(t: TestApp): Promise<number> {
+  const metrics = await t.app.get(MetricsService).render();
+  return Number(/^rate_limit_redis_fallbacks_total (\d+)$/m.exec(metrics)?.[1]);
+}
+
+/** Keeps this process's event loop busy for `ms`, as a long garbage collection would. */
+function stallEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy
+  }
 }
 
 const admittedIn = (counts: Record<number, number>): number =>
@@ -201,9 +217,7 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
       expect(down).toEqual({ 200: 5, 429: 5 });
       expect(Date.now() - started).toBeLessThan(5_000);
       // ... and says so in its metrics, once per decision made without Redis.
-      const metrics = await two.a.app.get(MetricsService).render();
-      const fallbacks = /^rate_limit_redis_fallbacks_total (\d+)$/m.exec(metrics)?.[1];
-      expect(Number(fallbacks)).toBeGreaterThanOrEqual(10);
+      expect(await redisFallbacks(two.a)).toBeGreaterThanOrEqual(10);
     } finally {
       await two.redis.restart();
     }
@@ -222,6 +236,33 @@ describeWithBinary('redis-server', 'redis-server')('rate limits shared through R
     for (let i = 0; i < 3; i++) await api(two.b, fresh).get('/v1/store/orders').expect(200);
     const afterBack = await burst(() => api(two.a, fresh).get('/v1/store/orders'), 10);
     expect(afterBack).toEqual({ 200: 2, 429: 8 });
+  });
+
+  it('decides by the answer Redis gave in time, though the event loop then stalled past the timeout', async () => {
+    const { key } = await enterpriseKey(two.a, 1, 1000);
+    await api(two.a, key).get('/v1/store/orders').expect(200);
+    // The next request's script goes out; Redis answers at once, while this process is stalled
+    // for longer than the command timeout (a long garbage collection, a throttled CPU).
+    const redis = two.a.app.get<Redis>(REDIS);
+    const send = redis.sendCommand.bind(redis);
+    let stalled = false;
+    const sent = jest.spyOn(redis, 'sendCommand').mockImplementation((...args) => {
+      const reply = send(...args);
+      if (!stalled && args[0].name === 'evalsha') {
+        stalled = true;
+        stallEventLoop(REDIS_COMMAND_TIMEOUT_MS + 300);
+      }
+      return reply;
+    });
+    const fallbacksBefore = await redisFallbacks(two.a);
+    try {
+      // Redis counted the key's one request: 429, not a request admitted by local counters.
+      await api(two.a, key).get('/v1/store/orders').expect(429);
+    } finally {
+      sent.mockRestore();
+    }
+    expect(stalled).toBe(true);
+    expect(await redisFallbacks(two.a)).toBe(fallbacksBefore);
   });
 
   it("leases a busy key's budget: few round trips, exact headers, never past the limit across instances, nothing lost", async () => {

@@ -12,6 +12,7 @@ import {
   MAX_LEASE,
   RESET_TOLERANCE_MS,
 } from './budget-leases';
+import { replyWithin } from '../redis/redis-reply';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import {
   BanPolicy,
@@ -74,8 +75,8 @@ const windowKey = (tracker: string, window: string): string => `rl:{${tracker}}:
  *
  * Policy when Redis is unreachable: fail open to per-instance limits. Each instance keeps
  * limiting with in-process counters (so no client is unlimited, and nothing waits on a dead
- * Redis: no offline queue, a 500 ms command timeout), logs a warning once per outage, and goes
- * back to Redis by itself on the next request after it returns.
+ * Redis: no offline queue, 500 ms at most for a reply, `replyWithin`), logs a warning once per
+ * outage, and goes back to Redis by itself on the next request after it returns.
  */
 export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicationShutdown {
   private degraded = false;
@@ -161,7 +162,9 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
     ];
     let reply: number[];
     try {
-      reply = await this.commands.rateLimitHit.call(this.redis, keys.length, ...keys, ...args);
+      reply = await replyWithin(
+        this.commands.rateLimitHit.call(this.redis, keys.length, ...keys, ...args),
+      );
     } catch (error) {
       if (lease > 0) this.leases.grant(tracker, windows, [], 0, noop);
       return this.degrade(error, () => this.fallback.hit(tracker, windows, ban));
@@ -189,14 +192,16 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
   private async topUp(tracker: string, windows: WindowSpec[]): Promise<void> {
     let reply: number[] = [0];
     try {
-      reply = await this.commands.rateLimitTopUp.call(
-        this.redis,
-        windows.length,
-        ...windows.map((w) => windowKey(tracker, w.name)),
-        MAX_LEASE,
-        LEASE_SHARE,
-        LEASE_FLOOR,
-        ...windows.map((w) => w.limit),
+      reply = await replyWithin(
+        this.commands.rateLimitTopUp.call(
+          this.redis,
+          windows.length,
+          ...windows.map((w) => windowKey(tracker, w.name)),
+          MAX_LEASE,
+          LEASE_SHARE,
+          LEASE_FLOOR,
+          ...windows.map((w) => w.limit),
+        ),
       );
     } catch {
       // Not needed for any request: the next one after the lease goes to Redis (or its fallback).
@@ -214,13 +219,15 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
   private async handBack({ tracker, unused, windows }: LeaseReturn): Promise<void> {
     const now = Date.now();
     try {
-      await this.commands.rateLimitReturn.call(
-        this.redis,
-        windows.length,
-        ...windows.map((w) => windowKey(tracker, w.name)),
-        unused,
-        RESET_TOLERANCE_MS,
-        ...windows.map((w) => w.resetAtMs - now),
+      await replyWithin(
+        this.commands.rateLimitReturn.call(
+          this.redis,
+          windows.length,
+          ...windows.map((w) => windowKey(tracker, w.name)),
+          unused,
+          RESET_TOLERANCE_MS,
+          ...windows.map((w) => w.resetAtMs - now),
+        ),
       );
     } catch (error) {
       this.logger.debug(
@@ -235,7 +242,7 @@ export class RedisRateLimitStorage implements RateLimitStorage, BeforeApplicatio
       const pipeline = this.redis.pipeline();
       for (const w of windows)
         pipeline.get(windowKey(tracker, w.name)).pttl(windowKey(tracker, w.name));
-      const replies = (await pipeline.exec()) ?? [];
+      const replies = (await replyWithin(pipeline.exec())) ?? [];
       this.recovered();
       const now = Date.now();
       return windows.map((w, i) => {

@@ -2,10 +2,14 @@ import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nest
 import Redis from 'ioredis';
 import { PinoLogger } from 'nestjs-pino';
 import { ConfigModule } from '@nestjs/config';
+import { REDIS_COMMAND_TIMEOUT_MS } from './redis-reply';
 import { redisSettings, type RedisSettings } from './redis.settings';
 
-/** Longest a Redis command may take before the caller gets an error instead of waiting. */
-export const REDIS_COMMAND_TIMEOUT_MS = 500;
+/**
+ * How long ioredis keeps a command without a reply before it drops it: a bound on what piles up
+ * behind a connection that hangs. Callers stop waiting much sooner (`replyWithin`).
+ */
+const REDIS_ABANDON_AFTER_MS = 10 * REDIS_COMMAND_TIMEOUT_MS;
 
 export const REDIS = Symbol('REDIS');
 /** Inject the shared Redis client: `null` when REDIS_URL is not set. */
@@ -13,8 +17,9 @@ export const InjectRedis = (): ParameterDecorator => Inject(REDIS);
 
 /**
  * One ioredis client per process when REDIS_URL is set. Commands fail fast while Redis is away
- * (no offline queue, a command timeout) instead of piling up behind a dead connection; the client
- * reconnects by itself.
+ * (no offline queue; callers wait at most {@link REDIS_COMMAND_TIMEOUT_MS} for a reply, through
+ * `replyWithin`) instead of piling up behind a dead connection; the client reconnects by
+ * itself.
  */
 @Injectable()
 class RedisLifecycle implements OnApplicationShutdown {
@@ -37,7 +42,7 @@ class RedisLifecycle implements OnApplicationShutdown {
         logger.setContext('Redis');
         const redis = new Redis(settings.REDIS_URL, {
           enableOfflineQueue: false,
-          commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+          commandTimeout: REDIS_ABANDON_AFTER_MS,
           connectTimeout: 2000,
           maxRetriesPerRequest: 0,
           retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
