@@ -58,7 +58,6 @@ import {
   Keys,
   LB,
   log,
-  NGINX_FAIL_TIMEOUT_MS,
   PROMETHEUS,
   ROOT,
   sleep,
@@ -306,8 +305,8 @@ overloadRecovery('after the overload through nginx, every answer 2xx again withi
 
 /**
  * The stack as the overload left it, back to normal before the next check: 20 pages in a row
- * answered 200 through nginx, then nginx's `fail_timeout` passed, so that an instance nginx
- * found too slow to connect to during the overload is back in its rotation. (How long the
+ * answered 200 through nginx, then each instance answering through nginx, so that an instance
+ * nginx found too slow to connect to during the overload is back in its rotation. (How long the
  * overload's aftermath lasts is the overload check's figure, not this one's.)
  */
 async function settledAfterOverload(): Promise<void> {
@@ -320,7 +319,7 @@ async function settledAfterOverload(): Promise<void> {
     inARow = status === 200 ? inARow + 1 : 0;
     if (status !== 200) await sleep(250);
   }
-  await sleep(NGINX_FAIL_TIMEOUT_MS + 1_000);
+  for (const name of INSTANCES) await stack.waitServedThroughNginx(name);
 }
 
 it('`docker stop` of one instance under load through nginx: zero failed requests', async () => {

@@ -361,7 +361,32 @@ export class Stack {
    */
   async waitInRotation(name: Instance): Promise<void> {
     await this.waitReady(name);
-    await sleep(NGINX_FAIL_TIMEOUT_MS + 1_000);
+    await this.waitServedThroughNginx(name);
+  }
+
+  /**
+   * Until nginx's access log shows `name` answering a request nginx sent it after now (the
+   * load's, or one of the liveness probes sent through nginx here meanwhile): nginx gives no other
+   * sign that an instance is back in its rotation. Its workers share the upstreams' state (the
+   * `zone`), so one answer means every worker sends to it again.
+   */
+  async waitServedThroughNginx(name: Instance): Promise<void> {
+    const since = (Date.now() / 1000).toFixed(3);
+    const upstream = `${ADDRESS[name]}:3000`;
+    await until(`${name} answering through nginx`, NGINX_FAIL_TIMEOUT_MS + 30_000, async () => {
+      await httpRequest(`${LB}/health/live`, { timeoutMs: 2_000 }).catch(() => undefined);
+      const { stdout } = await execFileAsync(
+        'docker',
+        ['logs', '--since', since, this.container('lb')],
+        { maxBuffer: 256 * 1024 * 1024 },
+      );
+      return stdout.split('\n').some((line) => {
+        // A request nginx retried lists every instance it tried: the last one answered.
+        const tried = /"upstream":"([^"]*)","upstream_status":"([^"]*)"/.exec(line);
+        const last = (list: string): string => list.split(', ').pop() ?? '';
+        return tried !== null && last(tried[1]) === upstream && Number(last(tried[2])) < 500;
+      });
+    });
   }
 
   /** `docker stop` (SIGTERM, then the compose grace period) and start again, then in rotation. */
@@ -394,7 +419,7 @@ export class Stack {
     }
     await this.waitReady(name);
     mark(`${name} ready`);
-    await sleep(NGINX_FAIL_TIMEOUT_MS + 1_000);
+    await this.waitServedThroughNginx(name);
   }
 
   /**
