@@ -310,15 +310,15 @@ overloadRecovery('after the overload through nginx, every answer 2xx again withi
  * overload's aftermath lasts is the overload check's figure, not this one's.)
  */
 async function settledAfterOverload(): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (let inARow = 0; inARow < 20;) {
-    if (Date.now() > deadline) throw new Error('no 20 pages in a row answered 200 within 60 s');
-    const { status } = await httpRequest(PAGE, { headers: keys.load, timeoutMs: 2_000 }).catch(
-      () => ({ status: 0 }),
-    );
-    inARow = status === 200 ? inARow + 1 : 0;
-    if (status !== 200) await sleep(250);
-  }
+  await until('20 pages in a row answered 200 through nginx', 60_000, async () => {
+    for (let i = 0; i < 20; i++) {
+      const { status } = await httpRequest(PAGE, { headers: keys.load, timeoutMs: 2_000 }).catch(
+        () => ({ status: 0 }),
+      );
+      if (status !== 200) return false;
+    }
+    return true;
+  });
   for (const name of INSTANCES) await stack.waitServedThroughNginx(name);
 }
 
