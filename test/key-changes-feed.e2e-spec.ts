@@ -239,8 +239,13 @@ describe('the api_keys trigger', () => {
   });
   afterAll(() => listener.end());
 
-  /** What the channel says after `sql` (a round trip on the listener brings what was sent). */
+  /**
+   * What the channel says after `sql`. A round trip on the listener brings what was sent before
+   * it: one before `sql` takes in what earlier changes announced (a key inserted by another
+   * connection), so only what `sql` announced is left to hear.
+   */
   async function announced(sql: string, params: unknown[]): Promise<string[]> {
+    await listener.query('SELECT 1');
     heard.length = 0;
     await listener.query(sql, params);
     await listener.query('SELECT 1');
