@@ -55,6 +55,13 @@ export const NGINX_FAIL_TIMEOUT_MS =
     /fail_timeout=(\d+)s/.exec(readFileSync(join(ROOT, 'docker/nginx.conf'), 'utf8'))?.[1] ?? 10,
   ) * 1000;
 
+/**
+ * The answers a replaced instance gives under load, beside the others, before the next one is
+ * stopped: its first requests are slower (code not yet optimised, its connections' first
+ * statements), and it should not take every request while it is still that new.
+ */
+const WARM_UP_ANSWERS = 200;
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export function log(message: string): void {
@@ -365,27 +372,29 @@ export class Stack {
   }
 
   /**
-   * Until nginx's access log shows `name` answering a request nginx sent it after now (the
-   * load's, or one of the liveness probes sent through nginx here meanwhile): nginx gives no other
+   * Until nginx's access log shows `name` answering `answers` requests nginx sent it after now
+   * (the load's, or the liveness probes sent through nginx here meanwhile): nginx gives no other
    * sign that an instance is back in its rotation. Its workers share the upstreams' state (the
    * `zone`), so one answer means every worker sends to it again.
    */
-  async waitServedThroughNginx(name: Instance): Promise<void> {
+  async waitServedThroughNginx(name: Instance, answers = 1): Promise<void> {
     const since = (Date.now() / 1000).toFixed(3);
     const upstream = `${ADDRESS[name]}:3000`;
-    await until(`${name} answering through nginx`, NGINX_FAIL_TIMEOUT_MS + 30_000, async () => {
+    const what = answers === 1 ? 'answering' : `${answers} answers`;
+    await until(`${name} ${what} through nginx`, NGINX_FAIL_TIMEOUT_MS + 30_000, async () => {
       await httpRequest(`${LB}/health/live`, { timeoutMs: 2_000 }).catch(() => undefined);
       const { stdout } = await execFileAsync(
         'docker',
         ['logs', '--since', since, this.container('lb')],
         { maxBuffer: 256 * 1024 * 1024 },
       );
-      return stdout.split('\n').some((line) => {
+      const answered = stdout.split('\n').filter((line) => {
         // A request nginx retried lists every instance it tried: the last one answered.
         const tried = /"upstream":"([^"]*)","upstream_status":"([^"]*)"/.exec(line);
         const last = (list: string): string => list.split(', ').pop() ?? '';
         return tried !== null && last(tried[1]) === upstream && Number(last(tried[2])) < 500;
       });
+      return answered.length >= answers;
     });
   }
 
@@ -399,8 +408,9 @@ export class Stack {
   /**
    * The container of `name` replaced by one of `image` (a release rolled out or back): stopped
    * as `docker stop` does (drained), put aside, started from `image` with the same settings, and
-   * waited for (an instance until it is back in nginx's rotation). `mark` is told as each of
-   * these begins (`app1 stop`, `app1 start`, `app1 ready`), to tell the load's answers apart.
+   * waited for: an instance until it has served its warm-up under the load, beside the others
+   * (`WARM_UP_ANSWERS` through nginx), before the next is stopped. `mark` is told as each of these
+   * begins (`app1 stop`, `app1 start`, `app1 ready`), to tell the load's answers apart.
    */
   async replace(
     name: Instance | 'worker',
@@ -419,7 +429,7 @@ export class Stack {
     }
     await this.waitReady(name);
     mark(`${name} ready`);
-    await this.waitServedThroughNginx(name);
+    await this.waitServedThroughNginx(name, WARM_UP_ANSWERS);
   }
 
   /**
