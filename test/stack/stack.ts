@@ -191,6 +191,11 @@ export class Stack {
     await docker(
       ...this.runArgs('postgres'),
       ...serviceEnvironment('postgres', this.secrets),
+      // Its data in memory, owned by the image's postgres user (999): on this one machine it
+      // stands in for a database on a host of its own, whose disk the images built and the
+      // containers started beside it do not share.
+      '--tmpfs',
+      '/var/lib/postgresql:uid=999,gid=999,mode=0700',
       '-v',
       `${join(ROOT, 'docker/postgres/initdb.d')}:/docker-entrypoint-initdb.d:ro`,
       `${STAND_IN}/postgres:18`,
