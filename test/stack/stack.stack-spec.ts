@@ -11,9 +11,9 @@
  * 1,000,000-order list streaming from its first byte within a second, webhooks made by the
  * worker: a cancel reaching a receiver here, the worker killed mid-delivery and a second one
  * finishing, and the worker stopped under a load of cancels, none failing and none of their
- * events lost; and, with STACK_RELEASE_ROLLOUT=1, the next release (test/stack/next-release.ts)
- * rolled out, back and forward under a mixed load, then contracted, with zero failed requests and
- * the rollout's p99 within twice the steady one.
+ * events lost; and the next release (test/stack/next-release.ts) rolled out, back and forward
+ * under a mixed load, then contracted, with zero failed requests and the rollout's p99 within
+ * twice the steady one.
  * Figures are printed.
  * Every container is removed at the end, failed or not.
  */
@@ -657,209 +657,192 @@ it('fires StoreOrdersInstanceDown for the killed instance in the time its rule s
   expect(await firingInstances('StoreOrdersInstanceDown')).toEqual(['app1:9464']);
 }, 300_000);
 
-/**
- * Opt-in for now (STACK_RELEASE_ROLLOUT=1): on the shared 2-core machine the rollout's p99 stays
- * within twice the steady one in most runs, not in all (docs/deploying.md, "A release rolled out
- * and back").
- */
-const releaseRollout = process.env.STACK_RELEASE_ROLLOUT === '1' ? describe : describe.skip;
+describe('the next release rolled out under load, rolled back and forward, then contracted', () => {
+  const NEXT = 'store-orders-service:next';
+  const AFTER = 'store-orders-service:after-next';
+  /** The load's rate: well under what one instance answers, so latency measures the rollout. */
+  const RATE = 50;
+  const STEADY_MS = 60_000;
+  let mixOptions: (mix: StoreMix) => LoadOptions;
+  let pending: string[][];
+  let steady: LoadResult;
+  let storeMixOf: (share: number) => StoreMix;
 
-releaseRollout(
-  'the next release rolled out under load, rolled back and forward, then contracted',
-  () => {
-    const NEXT = 'store-orders-service:next';
-    const AFTER = 'store-orders-service:after-next';
-    /** The load's rate: well under what one instance answers, so latency measures the rollout. */
-    const RATE = 50;
-    const STEADY_MS = 60_000;
-    let mixOptions: (mix: StoreMix) => LoadOptions;
-    let pending: string[][];
-    let steady: LoadResult;
-    let storeMixOf: (share: number) => StoreMix;
+  /** The store_orders_build_info labels an instance reports. */
+  async function buildInfo(name: Instance): Promise<{ version: string; schema: string }> {
+    const { body } = await httpRequest(`http://${ADDRESS[name]}:9464/metrics`);
+    const line = body.split('\n').find((l) => l.startsWith('store_orders_build_info{')) ?? '';
+    return {
+      version: /version="([^"]*)"/.exec(line)?.[1] ?? '',
+      schema: /schema="([^"]*)"/.exec(line)?.[1] ?? '',
+    };
+  }
 
-    /** The store_orders_build_info labels an instance reports. */
-    async function buildInfo(name: Instance): Promise<{ version: string; schema: string }> {
-      const { body } = await httpRequest(`http://${ADDRESS[name]}:9464/metrics`);
-      const line = body.split('\n').find((l) => l.startsWith('store_orders_build_info{')) ?? '';
-      return {
-        version: /version="([^"]*)"/.exec(line)?.[1] ?? '',
-        schema: /schema="([^"]*)"/.exec(line)?.[1] ?? '',
-      };
-    }
+  /** The status an instance itself answers for an order's priority (the next release's route). */
+  async function priorityStatus(name: Instance, orderId: string): Promise<number> {
+    const res = await httpRequest(`http://${ADDRESS[name]}:3000/v1/order-priorities/${orderId}`, {
+      headers: keys.load,
+    });
+    return res.status;
+  }
 
-    /** The status an instance itself answers for an order's priority (the next release's route). */
-    async function priorityStatus(name: Instance, orderId: string): Promise<number> {
-      const res = await httpRequest(`http://${ADDRESS[name]}:3000/v1/order-priorities/${orderId}`, {
-        headers: keys.load,
-      });
-      return res.status;
-    }
-
-    /** Each order cancelled by the mix is cancelled in the store, with its one audit event. */
-    async function expectCancelsKept(cancelled: string[]): Promise<void> {
-      expect(cancelled.length).toBeGreaterThan(0);
-      const { stored, audited } = await withClient(stack.migrateUrl, async (c) => {
-        const orders = await c.query<{ n: string }>(
-          `SELECT count(*) AS n FROM orders WHERE id = ANY($1::int8[]) AND status = 'cancelled'`,
-          [cancelled],
-        );
-        const events = await c.query<{ n: string }>(
-          `SELECT count(*) AS n FROM audit_events
+  /** Each order cancelled by the mix is cancelled in the store, with its one audit event. */
+  async function expectCancelsKept(cancelled: string[]): Promise<void> {
+    expect(cancelled.length).toBeGreaterThan(0);
+    const { stored, audited } = await withClient(stack.migrateUrl, async (c) => {
+      const orders = await c.query<{ n: string }>(
+        `SELECT count(*) AS n FROM orders WHERE id = ANY($1::int8[]) AND status = 'cancelled'`,
+        [cancelled],
+      );
+      const events = await c.query<{ n: string }>(
+        `SELECT count(*) AS n FROM audit_events
           WHERE action = 'order.cancelled' AND target = ANY($1::text[])`,
-          [cancelled.map((id) => `order:${id}`)],
-        );
-        return { stored: Number(orders.rows[0].n), audited: Number(events.rows[0].n) };
-      });
-      expect({ stored, audited }).toEqual({ stored: cancelled.length, audited: cancelled.length });
+        [cancelled.map((id) => `order:${id}`)],
+      );
+      return { stored: Number(orders.rows[0].n), audited: Number(events.rows[0].n) };
+    });
+    expect({ stored, audited }).toEqual({ stored: cancelled.length, audited: cancelled.length });
+  }
+
+  beforeAll(async () => {
+    const started = Date.now();
+    await buildNextReleases({ next: NEXT, after: AFTER });
+    log(`next releases built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    // The instance an earlier check killed, back in rotation.
+    await docker('start', stack.container('app1'));
+    await stack.waitInRotation('app1');
+    // The worker an earlier check killed and replaced by `worker-2`: the worker's own container
+    // again, the one the rollout replaces (both take the worker's address).
+    const worker2 = await docker('ps', '-aq', '--filter', `name=^${stack.container('worker-2')}$`);
+    if (worker2 !== '') {
+      await docker('stop', stack.container('worker-2'));
+      await docker('start', stack.container('worker'));
+      await stack.waitWorkerUp();
     }
 
-    beforeAll(async () => {
-      const started = Date.now();
-      await buildNextReleases({ next: NEXT, after: AFTER });
-      log(`next releases built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-      // The instance an earlier check killed, back in rotation.
-      await docker('start', stack.container('app1'));
-      await stack.waitInRotation('app1');
-      // The worker an earlier check killed and replaced by `worker-2`: the worker's own container
-      // again, the one the rollout replaces (both take the worker's address).
-      const worker2 = await docker(
-        'ps',
-        '-aq',
-        '--filter',
-        `name=^${stack.container('worker-2')}$`,
-      );
-      if (worker2 !== '') {
-        await docker('stop', stack.container('worker-2'));
-        await docker('start', stack.container('worker'));
-        await stack.waitWorkerUp();
-      }
+    const list = '/v2/store/orders?limit=20&status=pending';
+    const first = await httpRequest(`${LB}${list}`, { headers: keys.load });
+    const { nextCursor } = JSON.parse(first.body) as { nextCursor: string };
+    const otherKey = await stack.issueKey('enterprise');
+    const paths = { list, nextPage: `${list}&cursor=${encodeURIComponent(nextCursor)}` };
+    mixOptions = (mix) => ({
+      url: LB,
+      headers: keys.load,
+      requests: mix.requests,
+      overallRate: RATE,
+    });
+    // Orders no one else cancels, newest first: one share for each load below.
+    const ids = await withClient(stack.migrateUrl, (c) =>
+      c.query<{ id: string }>(
+        `SELECT id::text FROM orders WHERE status = 'pending' ORDER BY id DESC LIMIT 90000`,
+      ),
+    );
+    pending = [0, 1, 2].map((i) => ids.rows.slice(i * 30_000, (i + 1) * 30_000).map((r) => r.id));
+    const mix = storeMix(paths, pending[0], otherKey);
+    const steadyFrom = new Date();
+    // As long as most of the rollout takes, so that the machine's own ups and downs weigh alike.
+    steady = await loadDuring(mixOptions(mix), () => sleep(STEADY_MS));
+    log(`steady mixed load at ${RATE}/s: ${describeLoad(steady)}`);
+    // The baseline only: its failures are printed, the checks below count those of the releases.
+    if (steady.failed > 0) {
+      for (const line of await stack.serverErrorsSince(steadyFrom)) log(line);
+    }
+    await expectCancelsKept(mix.cancelled);
+    storeMixOf = (share) => storeMix(paths, pending[share], otherKey);
+  }, 600_000);
 
-      const list = '/v2/store/orders?limit=20&status=pending';
-      const first = await httpRequest(`${LB}${list}`, { headers: keys.load });
-      const { nextCursor } = JSON.parse(first.body) as { nextCursor: string };
-      const otherKey = await stack.issueKey('enterprise');
-      const paths = { list, nextPage: `${list}&cursor=${encodeURIComponent(nextCursor)}` };
-      mixOptions = (mix) => ({
-        url: LB,
-        headers: keys.load,
-        requests: mix.requests,
-        overallRate: RATE,
+  it('expand while the old release serves, roll out one at a time, back and forward: zero failed', async () => {
+    const [orderId] = pending[2];
+    const before = await buildInfo('app1');
+    const mix = storeMixOf(1);
+    const steps: string[] = [];
+    const marks: { what: string; at: number }[] = [{ what: 'before', at: 0 }];
+    const mark = (what: string): void => void marks.push({ what, at: Date.now() });
+    const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
+      const t = Date.now();
+      await run();
+      steps.push(`${what} ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    };
+    let migrated = '';
+    let rolledBack = { version: '', schema: '' };
+    let rolledBackPriority = 0;
+    const started = new Date();
+    const result = await loadDuring(mixOptions(mix), async () => {
+      mark('expand migration');
+      await step('expand migration', async () => {
+        migrated = (await stack.migrate(NEXT)).split('\n').pop() ?? '';
       });
-      // Orders no one else cancels, newest first: one share for each load below.
-      const ids = await withClient(stack.migrateUrl, (c) =>
-        c.query<{ id: string }>(
-          `SELECT id::text FROM orders WHERE status = 'pending' ORDER BY id DESC LIMIT 90000`,
-        ),
-      );
-      pending = [0, 1, 2].map((i) => ids.rows.slice(i * 30_000, (i + 1) * 30_000).map((r) => r.id));
-      const mix = storeMix(paths, pending[0], otherKey);
-      const steadyFrom = new Date();
-      // As long as most of the rollout takes, so that the machine's own ups and downs weigh alike.
-      steady = await loadDuring(mixOptions(mix), () => sleep(STEADY_MS));
-      log(`steady mixed load at ${RATE}/s: ${describeLoad(steady)}`);
-      // The baseline only: its failures are printed, the checks below count those of the releases.
-      if (steady.failed > 0) {
-        for (const line of await stack.serverErrorsSince(steadyFrom)) log(line);
-      }
-      await expectCancelsKept(mix.cancelled);
-      storeMixOf = (share) => storeMix(paths, pending[share], otherKey);
-    }, 600_000);
+      for (const name of INSTANCES)
+        await step(`${name} to next`, () => stack.replace(name, NEXT, mark));
+      await step('worker to next', () => stack.replace('worker', NEXT, mark));
+      await step('app1 back', () => stack.replace('app1', APP_IMAGE, (w) => mark(`${w} (back)`)));
+      rolledBack = await buildInfo('app1');
+      rolledBackPriority = await priorityStatus('app1', orderId);
+      await step('app1 forward', () => stack.replace('app1', NEXT, (w) => mark(`${w} (forward)`)));
+      mark('after');
+    });
+    log(`rollout (${steps.join(', ')}) under the mix: ${describeLoad(result)}`);
+    log(`p99: steady ${steady.p99} ms, during the rollout ${result.p99} ms`);
+    // Where the slow answers came: per step, from its start to the next one's.
+    for (const line of latencyBySteps(result.samples, marks)) log(`  ${line}`);
+    if (result.failed > 0) for (const line of await stack.serverErrorsSince(started)) log(line);
+    expect(migrated).toBe(`Applied 1 migration(s): ${EXPAND_MIGRATION}`);
+    // Rolled back, the release before started on the expanded schema and serves without the route.
+    expect(rolledBack).toEqual({ version: before.version, schema: EXPAND_MIGRATION });
+    expect(rolledBackPriority).toBe(404);
+    for (const name of INSTANCES) {
+      expect(await buildInfo(name)).toEqual({
+        version: before.version,
+        schema: EXPAND_MIGRATION,
+      });
+      expect(await priorityStatus(name, orderId)).toBe(200);
+    }
+    expect(result.requests).toBeGreaterThan(0);
+    expect(result.failed).toBe(0);
+    await expectCancelsKept(mix.cancelled);
+    expect(result.p99).toBeLessThanOrEqual(2 * steady.p99);
+  }, 600_000);
 
-    it('expand while the old release serves, roll out one at a time, back and forward: zero failed', async () => {
-      const [orderId] = pending[2];
-      const before = await buildInfo('app1');
-      const mix = storeMixOf(1);
-      const steps: string[] = [];
-      const marks: { what: string; at: number }[] = [{ what: 'before', at: 0 }];
-      const mark = (what: string): void => void marks.push({ what, at: Date.now() });
-      const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
-        const t = Date.now();
-        await run();
-        steps.push(`${what} ${((Date.now() - t) / 1000).toFixed(1)} s`);
-      };
-      let migrated = '';
-      let rolledBack = { version: '', schema: '' };
-      let rolledBackPriority = 0;
-      const started = new Date();
-      const result = await loadDuring(mixOptions(mix), async () => {
-        mark('expand migration');
-        await step('expand migration', async () => {
-          migrated = (await stack.migrate(NEXT)).split('\n').pop() ?? '';
-        });
-        for (const name of INSTANCES)
-          await step(`${name} to next`, () => stack.replace(name, NEXT, mark));
-        await step('worker to next', () => stack.replace('worker', NEXT, mark));
-        await step('app1 back', () => stack.replace('app1', APP_IMAGE, (w) => mark(`${w} (back)`)));
-        rolledBack = await buildInfo('app1');
-        rolledBackPriority = await priorityStatus('app1', orderId);
-        await step('app1 forward', () =>
-          stack.replace('app1', NEXT, (w) => mark(`${w} (forward)`)),
-        );
-        mark('after');
-      });
-      log(`rollout (${steps.join(', ')}) under the mix: ${describeLoad(result)}`);
-      log(`p99: steady ${steady.p99} ms, during the rollout ${result.p99} ms`);
-      // Where the slow answers came: per step, from its start to the next one's.
-      for (const line of latencyBySteps(result.samples, marks)) log(`  ${line}`);
-      if (result.failed > 0) for (const line of await stack.serverErrorsSince(started)) log(line);
-      expect(migrated).toBe(`Applied 1 migration(s): ${EXPAND_MIGRATION}`);
-      // Rolled back, the release before started on the expanded schema and serves without the route.
-      expect(rolledBack).toEqual({ version: before.version, schema: EXPAND_MIGRATION });
-      expect(rolledBackPriority).toBe(404);
-      for (const name of INSTANCES) {
-        expect(await buildInfo(name)).toEqual({
-          version: before.version,
-          schema: EXPAND_MIGRATION,
-        });
-        expect(await priorityStatus(name, orderId)).toBe(200);
+  it('backfill and the contract migration while the new release serves: zero failed', async () => {
+    const mix = storeMixOf(2);
+    const backfill = new DataSource({
+      ...dataSourceOptions(stack.migrateUrl, {
+        connectTimeoutMs: 5_000,
+        statementTimeoutMs: 0,
+        poolSize: 1,
+      }),
+      entities: [],
+      migrations: [],
+    });
+    let batches = 0;
+    let migrated = '';
+    const steps: string[] = [];
+    const started = new Date();
+    const result = await loadDuring(mixOptions(mix), async () => {
+      let t = Date.now();
+      await backfill.initialize();
+      try {
+        batches = await backfillOrderPriorities(backfill, 5_000);
+      } finally {
+        await backfill.destroy();
       }
-      expect(result.requests).toBeGreaterThan(0);
-      expect(result.failed).toBe(0);
-      await expectCancelsKept(mix.cancelled);
-      expect(result.p99).toBeLessThanOrEqual(2 * steady.p99);
-    }, 600_000);
-
-    it('backfill and the contract migration while the new release serves: zero failed', async () => {
-      const mix = storeMixOf(2);
-      const backfill = new DataSource({
-        ...dataSourceOptions(stack.migrateUrl, {
-          connectTimeoutMs: 5_000,
-          statementTimeoutMs: 0,
-          poolSize: 1,
-        }),
-        entities: [],
-        migrations: [],
-      });
-      let batches = 0;
-      let migrated = '';
-      const steps: string[] = [];
-      const started = new Date();
-      const result = await loadDuring(mixOptions(mix), async () => {
-        let t = Date.now();
-        await backfill.initialize();
-        try {
-          batches = await backfillOrderPriorities(backfill, 5_000);
-        } finally {
-          await backfill.destroy();
-        }
-        steps.push(`backfill ${batches} batches ${((Date.now() - t) / 1000).toFixed(1)} s`);
-        t = Date.now();
-        migrated = (await stack.migrate(AFTER)).split('\n').pop() ?? '';
-        steps.push(`contract migration ${((Date.now() - t) / 1000).toFixed(1)} s`);
-      });
-      log(`contract (${steps.join(', ')}) under the mix: ${describeLoad(result)}`);
-      if (result.failed > 0) for (const line of await stack.serverErrorsSince(started)) log(line);
-      expect(migrated).toBe(`Applied 1 migration(s): ${CONTRACT_MIGRATION}`);
-      const checks = await withClient(stack.migrateUrl, (c) =>
-        c.query<{ convalidated: boolean }>(
-          `SELECT convalidated FROM pg_constraint WHERE conname = 'CHK_orders_priority_set'`,
-        ),
-      );
-      expect(checks.rows).toEqual([{ convalidated: true }]);
-      expect(await priorityStatus('app2', pending[2][0])).toBe(200);
-      expect(result.requests).toBeGreaterThan(0);
-      expect(result.failed).toBe(0);
-      await expectCancelsKept(mix.cancelled);
-    }, 600_000);
-  },
-);
+      steps.push(`backfill ${batches} batches ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      t = Date.now();
+      migrated = (await stack.migrate(AFTER)).split('\n').pop() ?? '';
+      steps.push(`contract migration ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    });
+    log(`contract (${steps.join(', ')}) under the mix: ${describeLoad(result)}`);
+    if (result.failed > 0) for (const line of await stack.serverErrorsSince(started)) log(line);
+    expect(migrated).toBe(`Applied 1 migration(s): ${CONTRACT_MIGRATION}`);
+    const checks = await withClient(stack.migrateUrl, (c) =>
+      c.query<{ convalidated: boolean }>(
+        `SELECT convalidated FROM pg_constraint WHERE conname = 'CHK_orders_priority_set'`,
+      ),
+    );
+    expect(checks.rows).toEqual([{ convalidated: true }]);
+    expect(await priorityStatus('app2', pending[2][0])).toBe(200);
+    expect(result.requests).toBeGreaterThan(0);
+    expect(result.failed).toBe(0);
+    await expectCancelsKept(mix.cancelled);
+  }, 600_000);
+});
