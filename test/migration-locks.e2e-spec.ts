@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { applyMigrations, type MigrationRun } from '../src/database/apply-migrations';
 import type { DatabaseSettings } from '../src/database/data-source-options';
 import { ExpandOrderPriorities1765000000000 } from './fixtures/order-priorities/migrations/1765000000000-expand-order-priorities';
+import { eventually } from './support/eventually';
 import { insertOrders } from './support/orders';
 import { testAppPerSuite } from './support/suite-app';
 import { createTestDatabase } from './support/test-app';
@@ -86,6 +87,11 @@ describe('a migration behind a long read of orders', () => {
     const migration = applyMigrations(t.databaseUrl, MIGRATION, run);
     try {
       await retriedThrice;
+      // The p99 of fewer than a hundred answers would be the slowest of them: wait for 200.
+      await eventually(
+        () => Promise.resolve(latencies.length),
+        (n) => n >= 200,
+      );
       columnWhileReading = await hasPriorityColumn(t.db);
       const requestsWhileWaiting = latencies.length;
       await reader.query('COMMIT');
