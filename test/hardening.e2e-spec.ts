@@ -135,15 +135,16 @@ describe('hardening: a flood of made-up keys', () => {
     const t = await createTestApp();
     // Past its budget of lookups, a made-up key is answered once the instance's set of key hashes
     // is confirmed current (the feed's heartbeat, every second): so the rest of the flood comes
-    // over many connections at once, as a flood would.
-    const agent = new Agent({ keepAlive: true, maxSockets: 100 });
+    // over many connections at once, as a flood would, each batch answered at one heartbeat.
+    const BATCH = 500;
+    const agent = new Agent({ keepAlive: true, maxSockets: BATCH });
     try {
       const url = await listen(t);
       const madeUp = (): Promise<HttpAnswer> =>
         send(`${url}/v1/store/orders`, { Authorization: `Bearer ${generateApiKey()}` }, agent);
       for (let i = 0; i < 60; i++) expect((await madeUp()).status).toBe(401);
-      for (let sent = 60; sent < 2000; sent += 100) {
-        const answers = await Promise.all(Array.from({ length: 100 }, madeUp));
+      for (let sent = 60; sent < 2000; sent += BATCH) {
+        const answers = await Promise.all(Array.from({ length: BATCH }, madeUp));
         for (const answer of answers) expect(answer.status).toBe(429);
       }
       const last = await madeUp();
