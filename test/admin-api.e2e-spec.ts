@@ -8,6 +8,7 @@ import { MetricsService } from '../src/metrics/metrics.service';
 import { WidgetsModule } from './fixtures/widgets/widgets.module';
 import { adminAppPerSuite, type AdminTestApp, startAdminApp } from './support/admin-app';
 import { AppProcess } from './support/app-process';
+import { buildOnce } from './support/build';
 import { bearerFor } from './support/auth';
 import { httpRequest } from './support/http';
 import { expectErrorBody } from './support/client';
@@ -16,7 +17,8 @@ import { describeWithBinary } from './support/system-binary';
 import { twoInstancesPerSuite } from './support/suite-app';
 import { createTestApp, createTestDatabase, type TestApp } from './support/test-app';
 
-const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
+/** The built service (`npm run build`, once per run), as `npm start` runs it. */
+const START_BUILT = ['node', 'dist/main.js'];
 
 const BEARER = 'Bearer realm="store-orders"';
 
@@ -663,15 +665,16 @@ describe('the service process (main.ts)', () => {
   let app: AppProcess | undefined;
 
   beforeAll(async () => {
+    await buildOnce();
     databaseUrl = await createTestDatabase();
-  });
+  }, 300_000);
   afterEach(async () => {
     await app?.stop();
     app = undefined;
   });
 
   it('has no admin listener unless ADMIN_PORT is set; its port answers /admin 404', async () => {
-    const started = await AppProcess.start(START_FROM_SOURCE, {
+    const started = await AppProcess.start(START_BUILT, {
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'info',
     });
@@ -683,7 +686,7 @@ describe('the service process (main.ts)', () => {
   });
 
   it('with ADMIN_PORT, serves the admin API on ADMIN_HOST (loopback by default) and closes it on SIGTERM', async () => {
-    const started = await AppProcess.start(START_FROM_SOURCE, {
+    const started = await AppProcess.start(START_BUILT, {
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'info',
       ADMIN_PORT: '0',
@@ -702,7 +705,7 @@ describe('the service process (main.ts)', () => {
   });
 
   it('refuses to start with an ADMIN_PORT that is no port, naming it', async () => {
-    const started = AppProcess.start(START_FROM_SOURCE, {
+    const started = AppProcess.start(START_BUILT, {
       DATABASE_URL: databaseUrl,
       ADMIN_PORT: 'eighty',
     });

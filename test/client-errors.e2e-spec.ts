@@ -1,12 +1,13 @@
 import { generateApiKey } from '../src/auth/api-key';
 import { AppProcess } from './support/app-process';
+import { buildOnce } from './support/build';
 import { bearerFor } from './support/auth';
 import { httpRequest } from './support/http';
 import { RawAnswer, rawExchange } from './support/raw-http';
 import { createTestDatabase } from './support/test-app';
 
-/** The service from its sources, as `npm run start:dev` runs it, with its log captured. */
-const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
+/** The built service (`npm run build`, once per run), as `npm start` runs it. */
+const START_BUILT = ['node', 'dist/main.js'];
 
 describe('what Node answers before Express (a real process, its log captured)', () => {
   let app: AppProcess;
@@ -14,15 +15,16 @@ describe('what Node answers before Express (a real process, its log captured)', 
   let databaseUrl: string;
 
   beforeAll(async () => {
+    await buildOnce();
     databaseUrl = await createTestDatabase();
-    ({ app, url } = await AppProcess.start(START_FROM_SOURCE, {
+    ({ app, url } = await AppProcess.start(START_BUILT, {
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'info',
       HTTP_HEADERS_TIMEOUT_MS: '1000',
       HTTP_REQUEST_TIMEOUT_MS: '2000',
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
     }));
-  }, 120_000);
+  }, 300_000);
   afterAll(() => app.stop());
 
   /** The Error JSON, Connection: close, a request id, and exactly one log line with that id. */

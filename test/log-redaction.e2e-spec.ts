@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import { generateApiKey } from '../src/auth/api-key';
 import { AppProcess } from './support/app-process';
+import { buildOnce } from './support/build';
 import { bearerFor } from './support/auth';
 import { httpRequest } from './support/http';
 import { decodedFully, encodeAll } from './support/percent-encoding';
@@ -8,8 +9,8 @@ import { insertOrders } from './support/orders';
 import { rawExchange } from './support/raw-http';
 import { createTestDatabase } from './support/test-app';
 
-/** The service from its sources, as `npm run start:dev` runs it, with its log captured. */
-const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
+/** The built service (`npm run build`, once per run), as `npm start` runs it. */
+const START_BUILT = ['node', 'dist/main.js'];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -41,14 +42,15 @@ describe('a key never appears in a log line, wherever the client put it (a real 
   let db: Pool;
 
   beforeAll(async () => {
+    await buildOnce();
     const databaseUrl = await createTestDatabase();
     db = new Pool({ connectionString: databaseUrl, max: 1 });
-    ({ app, url } = await AppProcess.start(START_FROM_SOURCE, {
+    ({ app, url } = await AppProcess.start(START_BUILT, {
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'info',
     }));
     auth = await bearerFor(databaseUrl);
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await app.stop();
     await db.end();

@@ -4,11 +4,13 @@ import { applyMigrations } from '../src/database/apply-migrations';
 import { MetricsServer } from '../src/metrics/metrics.server';
 import { ExpandOrderPriorities1765000000000 } from './fixtures/order-priorities/migrations/1765000000000-expand-order-priorities';
 import { AppProcess } from './support/app-process';
+import { buildOnce } from './support/build';
 import { httpRequest } from './support/http';
 import { createTestApp, createTestDatabase, TestApp } from './support/test-app';
 import { withClient } from './setup/clusters';
 
-const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
+/** The built service (`npm run build`, once per run), as `npm start` runs it. */
+const START_BUILT = ['node', 'dist/main.js'];
 const VERSION = (
   JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }
 ).version;
@@ -59,8 +61,9 @@ describe('what a release runs on', () => {
   });
 
   it('exits at start, with a fatal log line naming the missing migration', async () => {
+    await buildOnce();
     const { databaseUrl, missing } = await databaseBehindThisRelease();
-    const failed = await AppProcess.start(START_FROM_SOURCE, {
+    const failed = await AppProcess.start(START_BUILT, {
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'info',
     }).then(
@@ -77,7 +80,7 @@ describe('what a release runs on', () => {
         ) as unknown,
       },
     });
-  });
+  }, 300_000);
 
   it('starts on a schema one release ahead, and reports that schema', async () => {
     const databaseUrl = await createTestDatabase();

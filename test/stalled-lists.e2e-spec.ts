@@ -1,13 +1,14 @@
 import { connect, type Socket } from 'node:net';
 import { Pool } from 'pg';
 import { AppProcess } from './support/app-process';
+import { buildOnce } from './support/build';
 import { bearerFor } from './support/auth';
 import { eventually } from './support/eventually';
 import { httpRequest } from './support/http';
 import { createTestDatabase } from './support/test-app';
 
-/** The service from its sources, as `npm run start:dev` runs it, with its log captured. */
-const START_FROM_SOURCE = [process.execPath, '--require', '@swc-node/register', 'src/main.ts'];
+/** The built service (`npm run build`, once per run), as `npm start` runs it. */
+const START_BUILT = ['node', 'dist/main.js'];
 
 /** Enough orders (about 22 MB of JSON) that a list outlasts what the kernel buffers for a client. */
 const ORDERS = 200_000;
@@ -188,6 +189,7 @@ describe('v1 list: clients that read slowly or not at all (a real process, its l
     eventually(backends, ({ held, quiet }) => held === 0 && quiet > 1.5, 30_000);
 
   beforeAll(async () => {
+    await buildOnce();
     databaseUrl = await createTestDatabase();
     db = new Pool({ connectionString: databaseUrl, max: 2 });
     await db.query(
@@ -199,18 +201,18 @@ describe('v1 list: clients that read slowly or not at all (a real process, its l
     auth = await bearerFor(databaseUrl);
     const common = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', SHUTDOWN_DRAIN_DELAY_MS: '0' };
     [small, strict] = await Promise.all([
-      AppProcess.start(START_FROM_SOURCE, {
+      AppProcess.start(START_BUILT, {
         ...common,
         DATABASE_POOL_SIZE: '2',
         SHUTDOWN_TIMEOUT_MS: '8000',
       }),
-      AppProcess.start(START_FROM_SOURCE, {
+      AppProcess.start(START_BUILT, {
         ...common,
         DATABASE_STATEMENT_TIMEOUT_MS: '1000',
         HTTP_STALL_TIMEOUT_MS: '4000',
       }),
     ]);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await Promise.all([small.app.stop(), strict.app.stop()]);
