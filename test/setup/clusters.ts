@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -35,6 +35,14 @@ export function makeRootDir(): string {
 
 export function removeRootDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Removes `dir` in a process of its own that outlives this one: the test run's directory holds a
+ * database copy per suite, gigabytes that take seconds to unlink, and the run need not wait.
+ */
+export function removeRootDirAfterExit(dir: string): void {
+  spawn('rm', ['-rf', dir], { detached: true, stdio: 'ignore' }).unref();
 }
 
 export function freePort(): Promise<number> {

@@ -1,4 +1,4 @@
-import { pgCtl, removeRootDir } from './clusters';
+import { pgCtl, removeRootDirAfterExit } from './clusters';
 
 export default async function globalTeardown(): Promise<void> {
   const state = globalThis.__TEST_CLUSTERS__;
@@ -14,5 +14,5 @@ export default async function globalTeardown(): Promise<void> {
     }
   }
   await state.clusters[0].stop();
-  removeRootDir(state.root);
+  removeRootDirAfterExit(state.root);
 }
