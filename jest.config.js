@@ -53,8 +53,9 @@ module.exports = {
   // Suites boot the application and a database, side by side: generous, never a measure of speed.
   testTimeout: 60000,
   // Suites spend much of their time waiting on a server, a database or a timer: side by side,
-  // at least two even on two cores (Jest's default there is one), one per core above that.
-  maxWorkers: Math.max(2, availableParallelism()),
+  // at least three even on two cores (Jest's default there is one; with two, a core sat idle
+  // while both waited), one per core above that.
+  maxWorkers: Math.max(3, availableParallelism()),
   projects: [
     {
       ...shared,

@@ -10,8 +10,10 @@ const ROOT = join(__dirname, '..', '..');
  * `npm run build` once per test run, however many suites run the built server (`dist/`) in
  * parallel workers: `nest build` empties dist/ first, so two builds at once would pull it from
  * under a server another suite has just started. The first caller builds; the others wait for it.
+ * `npm test` builds beside the lint, before Jest starts, and says so with TEST_DIST_BUILT=1.
  */
 export async function buildOnce(): Promise<void> {
+  if (process.env.TEST_DIST_BUILT === '1') return;
   const runDir = process.env[ENV.runDir];
   if (!runDir) throw new Error('The e2e global setup did not run (no run directory)');
   const lock = join(runDir, 'build');
