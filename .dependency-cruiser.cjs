@@ -70,6 +70,15 @@ module.exports = {
       },
     },
     {
+      name: 'no-circular',
+      comment:
+        'no module of src/ imports itself, however far round: two features (or two files of one) ' +
+        'that need each other are one, or share something that belongs in a layer',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
       name: 'app-imports',
       comment:
         'the application (app.*.ts) is assembled from the features, never from admin or main.*',

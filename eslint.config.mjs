@@ -1,7 +1,6 @@
 // @ts-check
 import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
-import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -111,18 +110,6 @@ export default tseslint.config(
       // Nest and Express type their option bags as classes; object literals are how they are used.
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
     },
-  },
-  {
-    // Dependencies point one way: no two modules import each other, however far round.
-    files: ['src/**/*.ts'],
-    plugins: { 'import-x': importX },
-    settings: {
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'] })],
-      // Without these, the rule does not follow imports into TypeScript files at all.
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-    },
-    rules: { 'import-x/no-cycle': 'error' },
   },
   ...restrictedSyntax,
   {
