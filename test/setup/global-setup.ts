@@ -50,20 +50,15 @@ export default async function globalSetup(): Promise<void> {
     start('readiness'),
     start('webhooks-outage'),
   ]);
-  await withClient(urlFor(main.port, 'postgres'), (c) =>
-    c.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`),
-  );
-  await withClient(urlFor(outage.port, 'postgres'), (c) => c.query('CREATE DATABASE store_orders'));
-  await migrate(urlFor(main.port, TEMPLATE_DATABASE));
-  await withClient(urlFor(readiness.port, 'postgres'), (c) =>
-    c.query('CREATE DATABASE store_orders'),
-  );
-  await migrate(urlFor(outage.port, 'store_orders'));
-  await migrate(urlFor(readiness.port, 'store_orders'));
-  await withClient(urlFor(webhooksOutage.port, 'postgres'), (c) =>
-    c.query('CREATE DATABASE store_orders'),
-  );
-  await migrate(urlFor(webhooksOutage.port, 'store_orders'));
+  // Each cluster's database, created and migrated: the four side by side.
+  const createMigrated = async (port: number, database: string): Promise<void> => {
+    await withClient(urlFor(port, 'postgres'), (c) => c.query(`CREATE DATABASE ${database}`));
+    await migrate(urlFor(port, database));
+  };
+  await Promise.all([
+    createMigrated(main.port, TEMPLATE_DATABASE),
+    ...[outage, readiness, webhooksOutage].map(({ port }) => createMigrated(port, 'store_orders')),
+  ]);
 
   process.env[ENV.runDir] = root;
   process.env[ENV.url] = urlFor(main.port, TEMPLATE_DATABASE);
