@@ -239,7 +239,7 @@ describe('the contract check of every e2e response', () => {
   });
   afterAll(() => t.close());
 
-  it('refuses an undocumented status, a body off its schema, and a missing documented header', async () => {
+  it('refuses an undocumented status, a body off its schema, a missing documented header and one off its schema', async () => {
     const res = await api(t).delete('/v1/store/orders/424242').expect(404);
     const received = { status: res.status, headers: res.headers, body: res.body, text: res.text };
     const path = '/v1/store/orders/424242';
@@ -259,6 +259,10 @@ describe('the contract check of every e2e response', () => {
     );
     expect(() => t.contract.check('delete', path, { ...received, headers: withoutReset })).toThrow(
       /x-ratelimit-reset/,
+    );
+    const offSchema = { ...res.headers, 'x-ratelimit-limit': 'many' };
+    expect(() => t.contract.check('delete', path, { ...received, headers: offSchema })).toThrow(
+      /headers .*x-ratelimit-limit.*must be integer/,
     );
   });
 });
