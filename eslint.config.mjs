@@ -83,6 +83,7 @@ export default tseslint.config(
       'jest.config.js',
       'test/stack/jest.config.js',
       'test/module/jest.config.js',
+      'test/setup/longest-first.js',
       'eslint.config.mjs',
       '.dependency-cruiser.cjs',
       'scripts/folders.cjs',

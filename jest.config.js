@@ -56,6 +56,7 @@ module.exports = {
   // at least three even on two cores (Jest's default there is one; with two, a core sat idle
   // while both waited), one per core above that.
   maxWorkers: Math.max(3, availableParallelism()),
+  testSequencer: '<rootDir>/test/setup/longest-first.js',
   projects: [
     {
       ...shared,
