@@ -1,4 +1,6 @@
-// First: tracing must be started before Nest, Express, pg and ioredis are loaded.
+// First: the compile cache, for every module after it; then tracing, which must be started
+// before Nest, Express, pg and ioredis are loaded.
+import './main.compile-cache';
 import './tracing/tracing';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
