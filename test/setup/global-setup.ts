@@ -36,9 +36,14 @@ export default async function globalSetup(): Promise<void> {
     const port = await freePort();
     const dir = join(root, name);
     // Suites run side by side, several with two or three instances and their pools each. What a
-    // run writes is thrown away after it: nothing is forced to the disk.
+    // run writes is thrown away after it: nothing is forced to the disk. Their tables fill in
+    // seconds: autovacuum keeps up with them.
     return {
-      cluster: await startCluster(dir, port, { maxConnections: 400, durable: false }),
+      cluster: await startCluster(dir, port, {
+        maxConnections: 400,
+        durable: false,
+        promptAutovacuum: true,
+      }),
       port,
       dir,
     };
