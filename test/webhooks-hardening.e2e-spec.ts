@@ -4,10 +4,13 @@
  * endpoints than the service takes. Every receiver is on loopback; addresses that cannot be
  * reached (multicast: the kernel refuses a TCP connect to one at once) are never sent a byte.
  */
+import { Client } from 'pg';
 import request from 'supertest';
 import { WebhookResolver } from '../src/webhooks/webhook-addresses';
+import { CLAIM } from '../src/webhooks/webhooks.sql';
 import { sendAttempt, type SenderOptions } from '../src/webhooks/webhook-sender';
 import { eventually } from './support/eventually';
+import { createTestDatabase } from './support/test-app';
 import { WebhookReceiver } from './support/webhook-receiver';
 import {
   addEndpoint,
@@ -333,6 +336,81 @@ describe('webhooks: deliveries to a receiver that asks to wait', () => {
     } finally {
       await s.close();
       await receiver.stop();
+    }
+  });
+});
+
+/**
+ * How a plan (EXPLAIN's JSON) reads the deliveries: the name of each of their indexes it scans
+ * (theirs all name the table), `seq` for each scan of the whole table.
+ */
+function deliveryAccessesOf(plan: unknown): string[] {
+  if (Array.isArray(plan)) return plan.flatMap(deliveryAccessesOf);
+  if (typeof plan !== 'object' || plan === null) return [];
+  const node = plan as Record<string, unknown>;
+  const index = typeof node['Index Name'] === 'string' ? node['Index Name'] : '';
+  const own = index.includes('webhook_deliveries')
+    ? [index]
+    : node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'webhook_deliveries'
+      ? ['seq']
+      : [];
+  return [...own, ...Object.values(node).flatMap(deliveryAccessesOf)];
+}
+
+describe('webhooks: a backlog the statistics have not seen', () => {
+  // The deliveries' table analysed while every delivery was delivered, then a backlog of pending
+  // ones added, fewer than autovacuum waits for before analysing it again (a tenth of the table):
+  // as after an endpoint's or the workers' outage on a database in service for a while.
+  it("claims a batch by the deliveries' primary keys, not by reading the backlog", async () => {
+    const db = new Client({ connectionString: await createTestDatabase() });
+    await db.connect();
+    try {
+      const {
+        rows: [endpoint],
+      } = await db.query<{ id: string }>(
+        `INSERT INTO webhook_endpoints (url, events, secret)
+         VALUES ('http://127.0.0.1:9/hook', '{order.cancelled}', 'whsec_backlog') RETURNING id`,
+      );
+      const add = (status: string, count: number) =>
+        db.query(
+          `INSERT INTO webhook_deliveries (endpoint_id, webhook_id, type, event_at, body, status,
+                                           next_attempt_at)
+           SELECT $1, 'evt_' || g, 'order.cancelled', now(), '{}', $2, now()
+             FROM generate_series(1, $3::int) g`,
+          [endpoint.id, status, count],
+        );
+      await add('delivered', 20_000);
+      await db.query('VACUUM ANALYZE webhook_deliveries');
+      await add('pending', 1_500);
+      const batch = (
+        await db.query<{ id: string }>(
+          `SELECT id FROM webhook_deliveries WHERE status = 'pending' LIMIT 40`,
+        )
+      ).rows.map((row) => row.id);
+
+      await db.query(`PREPARE claim AS ${CLAIM.text}`);
+      // A named statement's plan: custom for its first runs, then generic.
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await db.query('BEGIN');
+        try {
+          await db.query(`SET LOCAL plan_cache_mode = ${mode}`);
+          // EXECUTE takes no bound parameters: the batch's ids (from the database) as literals.
+          const { rows } = await db.query<{ 'QUERY PLAN': unknown }>(
+            `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim('{${batch.join(',')}}', 30000)`,
+          );
+          const plan = rows[0]['QUERY PLAN'] as [{ Plan: { 'Actual Rows': number } }];
+          expect({ mode, accesses: deliveryAccessesOf(plan) }).toEqual({
+            mode,
+            accesses: ['PK_webhook_deliveries'],
+          });
+          // The whole batch claimed.
+          expect(plan[0].Plan['Actual Rows']).toBe(40);
+        } finally {
+          await db.query('ROLLBACK');
+        }
+      }
+    } finally {
+      await db.end();
     }
   });
 });

@@ -125,6 +125,13 @@ export const FAN_OUT_SQL = `
  * runs at a time. An attempt cut off by a crash leaves its lease: the job pg-boss runs again
  * finds it and comes back when it ends. A delivery without its body (queued by the trigger of releases before
  * the fan-out made bodies) comes with its audit event, in the same round trip.
+ *
+ * The batch is found by its primary keys whatever the table's statistics say. A backlog (an
+ * endpoint or the workers down for a while) adds pending deliveries faster than autovacuum analyses
+ * a large table again, and, planned on statistics that counted almost none pending, `status =
+ * 'pending'` or a join on the endpoint read the whole backlog for each batch, through the partial
+ * index of pending deliveries or the endpoint's. So the status is tested as neither delivered nor
+ * failed, which no index answers, and the endpoint by an anti-join that the deliveries drive.
  */
 export const CLAIM: NamedStatement = {
   name: 'webhooks.claim',
@@ -133,17 +140,20 @@ export const CLAIM: NamedStatement = {
     UPDATE webhook_deliveries d
        SET lease_until = now() + $2 * interval '1 millisecond', attempts = d.attempts + 1,
            last_attempt_at = now()
-      FROM webhook_endpoints e
-     WHERE d.id = ANY ($1::uuid[]) AND e.id = d.endpoint_id AND d.status = 'pending'
-       AND e.disabled_at IS NULL AND e.removed_at IS NULL
+     WHERE d.id = ANY ($1::uuid[]) AND d.status NOT IN ('delivered', 'failed')
        AND (d.lease_until IS NULL OR d.lease_until < now())
        AND d.next_attempt_at <= now() + interval '1 second'
-    RETURNING d.id, d.endpoint_id, d.event_id, d.webhook_id, d.type, d.body, d.attempts, e.url,
-              e.secret, CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END
-                AS previous_secret
+       AND NOT EXISTS (SELECT 1 FROM webhook_endpoints ep
+                        WHERE ep.id = d.endpoint_id
+                          AND (ep.disabled_at IS NOT NULL OR ep.removed_at IS NOT NULL))
+    RETURNING d.id, d.endpoint_id, d.event_id, d.webhook_id, d.type, d.body, d.attempts
   )
-  SELECT c.*, a.actor, a.target, a.request_id, a.at
-    FROM claimed c LEFT JOIN audit_events a ON c.body IS NULL AND a.id = c.event_id`,
+  SELECT c.*, e.url, e.secret,
+         CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret,
+         a.actor, a.target, a.request_id, a.at
+    FROM claimed c
+    JOIN webhook_endpoints e ON e.id = c.endpoint_id
+    LEFT JOIN audit_events a ON c.body IS NULL AND a.id = c.event_id`,
 };
 
 /** The bodies of first attempts, fixed for every later one: one statement for a batch. */
