@@ -4,12 +4,13 @@
  * endpoints than the service takes. Every receiver is on loopback; addresses that cannot be
  * reached (multicast: the kernel refuses a TCP connect to one at once) are never sent a byte.
  */
-import { Client } from 'pg';
 import request from 'supertest';
 import { WebhookResolver } from '../src/webhooks/webhook-addresses';
 import { CLAIM } from '../src/webhooks/webhooks.sql';
 import { sendAttempt, type SenderOptions } from '../src/webhooks/webhook-sender';
+import { withClient } from './setup/clusters';
 import { eventually } from './support/eventually';
+import { nodesOf, type PlanNode } from './support/page-plans';
 import { createTestDatabase } from './support/test-app';
 import { WebhookReceiver } from './support/webhook-receiver';
 import {
@@ -341,20 +342,17 @@ describe('webhooks: deliveries to a receiver that asks to wait', () => {
 });
 
 /**
- * How a plan (EXPLAIN's JSON) reads the deliveries: the name of each of their indexes it scans
- * (theirs all name the table), `seq` for each scan of the whole table.
+ * How a plan reads the deliveries: the name of each of their indexes it scans (theirs all name
+ * the table), `seq` for each scan of the whole table.
  */
-function deliveryAccessesOf(plan: unknown): string[] {
-  if (Array.isArray(plan)) return plan.flatMap(deliveryAccessesOf);
-  if (typeof plan !== 'object' || plan === null) return [];
-  const node = plan as Record<string, unknown>;
-  const index = typeof node['Index Name'] === 'string' ? node['Index Name'] : '';
-  const own = index.includes('webhook_deliveries')
-    ? [index]
-    : node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'webhook_deliveries'
+function deliveryAccessesOf(plan: PlanNode): string[] {
+  return nodesOf(plan).flatMap((node) => {
+    const index = node['Index Name'] ?? '';
+    if (index.includes('webhook_deliveries')) return [index];
+    return node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'webhook_deliveries'
       ? ['seq']
       : [];
-  return [...own, ...Object.values(node).flatMap(deliveryAccessesOf)];
+  });
 }
 
 describe('webhooks: a backlog the statistics have not seen', () => {
@@ -362,9 +360,7 @@ describe('webhooks: a backlog the statistics have not seen', () => {
   // ones added, fewer than autovacuum waits for before analysing it again (a tenth of the table):
   // as after an endpoint's or the workers' outage on a database in service for a while.
   it("claims a batch by the deliveries' primary keys, not by reading the backlog", async () => {
-    const db = new Client({ connectionString: await createTestDatabase() });
-    await db.connect();
-    try {
+    await withClient(await createTestDatabase(), async (db) => {
       const {
         rows: [endpoint],
       } = await db.query<{ id: string }>(
@@ -398,19 +394,17 @@ describe('webhooks: a backlog the statistics have not seen', () => {
           const { rows } = await db.query<{ 'QUERY PLAN': unknown }>(
             `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim('{${batch.join(',')}}', 30000)`,
           );
-          const plan = rows[0]['QUERY PLAN'] as [{ Plan: { 'Actual Rows': number } }];
+          const [{ Plan: plan }] = rows[0]['QUERY PLAN'] as [{ Plan: PlanNode }];
           expect({ mode, accesses: deliveryAccessesOf(plan) }).toEqual({
             mode,
             accesses: ['PK_webhook_deliveries'],
           });
           // The whole batch claimed.
-          expect(plan[0].Plan['Actual Rows']).toBe(40);
+          expect(plan['Actual Rows']).toBe(40);
         } finally {
           await db.query('ROLLBACK');
         }
       }
-    } finally {
-      await db.end();
-    }
+    });
   });
 });
