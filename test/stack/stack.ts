@@ -10,6 +10,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { displayPrefix, generateApiKey, hashApiKey } from '../../src/auth/api-key';
@@ -380,27 +381,34 @@ export class Stack {
    * Until nginx's access log shows `name` answering `answers` requests nginx sent it after now
    * (the load's, or the liveness probes sent through nginx here meanwhile): nginx gives no other
    * sign that an instance is back in its rotation. Its workers share the upstreams' state (the
-   * `zone`), so one answer means every worker sends to it again.
+   * `zone`), so one answer means every worker sends to it again. The log is followed from its
+   * end by one `docker logs` for the whole wait: reading it again from the start at each probe
+   * (the whole stack test's requests) would cost dockerd most of a core, on the machine whose
+   * latencies the rollout measures.
    */
   async waitServedThroughNginx(name: Instance, answers = 1): Promise<void> {
-    const since = (Date.now() / 1000).toFixed(3);
     const upstream = `${ADDRESS[name]}:3000`;
     const what = answers === 1 ? 'answering' : `${answers} answers`;
-    await until(`${name} ${what} through nginx`, NGINX_FAIL_TIMEOUT_MS + 30_000, async () => {
-      await httpRequest(`${LB}/health/live`, { timeoutMs: 2_000 }).catch(() => undefined);
-      const { stdout } = await execFileAsync(
-        'docker',
-        ['logs', '--since', since, this.container('lb')],
-        { maxBuffer: 256 * 1024 * 1024 },
-      );
-      const answered = stdout.split('\n').filter((line) => {
-        // A request nginx retried lists every instance it tried: the last one answered.
-        const tried = /"upstream":"([^"]*)","upstream_status":"([^"]*)"/.exec(line);
-        const last = (list: string): string => list.split(', ').pop() ?? '';
-        return tried !== null && last(tried[1]) === upstream && Number(last(tried[2])) < 500;
-      });
-      return answered.length >= answers;
+    const follower = spawn('docker', ['logs', '--follow', '--tail', '0', this.container('lb')], {
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
+    let answered = 0;
+    createInterface({ input: follower.stdout }).on('line', (line) => {
+      // A request nginx retried lists every instance it tried: the last one answered.
+      const tried = /"upstream":"([^"]*)","upstream_status":"([^"]*)"/.exec(line);
+      const last = (list: string): string => list.split(', ').pop() ?? '';
+      if (tried !== null && last(tried[1]) === upstream && Number(last(tried[2])) < 500) {
+        answered += 1;
+      }
+    });
+    try {
+      await until(`${name} ${what} through nginx`, NGINX_FAIL_TIMEOUT_MS + 30_000, async () => {
+        await httpRequest(`${LB}/health/live`, { timeoutMs: 2_000 }).catch(() => undefined);
+        return answered >= answers;
+      });
+    } finally {
+      follower.kill();
+    }
   }
 
   /** `docker stop` (SIGTERM, then the compose grace period) and start again, then in rotation. */
