@@ -12,6 +12,8 @@ import { Agent, request } from 'node:http';
 export interface Shot {
   method: 'GET' | 'DELETE';
   path: string;
+  /** Sent over the target's own (another client's key). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -37,10 +39,12 @@ export interface LoadRun {
   answers: Answer[];
 }
 
-interface Target {
+export interface Target {
   url: string;
   headers: Record<string, string>;
   next: (i: number) => Shot;
+  /** Told each answer with its request (what a mix changed, say). */
+  onAnswer?: (shot: Shot, answer: Answer) => void;
 }
 
 /** Far more connections than the server's limit: the client's pool never holds requests back. */
@@ -59,7 +63,7 @@ function send(
 ): void {
   const req = request(
     `${target.url}${shot.path}`,
-    { method: shot.method, headers: target.headers, agent },
+    { method: shot.method, headers: { ...target.headers, ...shot.headers }, agent },
     (res) => {
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
@@ -85,10 +89,36 @@ function send(
  * (or after {@link DRAIN_MS} more, the rest counted as status `lost`).
  */
 export function openLoop(target: Target, rate: number, durationMs: number): Promise<LoadRun> {
+  return run(target, rate, Promise.resolve(durationMs));
+}
+
+/**
+ * As {@link openLoop}, for as long as `during` runs: requests are sent on schedule until it
+ * settles, then awaited as there.
+ */
+export async function openLoopDuring(
+  target: Target,
+  rate: number,
+  during: () => Promise<unknown>,
+): Promise<LoadRun> {
+  let stop: (durationMs: number) => void = () => undefined;
+  const ran = run(target, rate, new Promise<number>((resolve) => (stop = resolve)));
+  const start = performance.now();
+  try {
+    await during();
+  } finally {
+    stop(performance.now() - start);
+  }
+  return ran;
+}
+
+/** Requests on schedule from now until `duration` (ms from now, once known) is over. */
+function run(target: Target, rate: number, duration: Promise<number>): Promise<LoadRun> {
   const agent = new Agent({ keepAlive: true, maxSockets: OPEN_LOOP_CONNECTIONS });
   const answers: Answer[] = [];
-  const total = Math.floor((rate * durationMs) / 1000);
   const start = performance.now();
+  let durationMs = Number.POSITIVE_INFINITY;
+  let total = Number.POSITIVE_INFINITY;
   let sent = 0;
   return new Promise((resolve) => {
     let drainTimer: NodeJS.Timeout | undefined;
@@ -104,17 +134,26 @@ export function openLoop(target: Target, rate: number, durationMs: number): Prom
     };
     const tick = (): void => {
       const now = performance.now() - start;
-      const due = Math.min(total, Math.floor((now * rate) / 1000));
+      // Request i is due at i / rate seconds: the first at once.
+      const due = Math.min(total, Math.floor((now * rate) / 1000) + 1);
       for (; sent < due; sent++) {
         const at = (sent * 1000) / rate;
-        send(agent, target, target.next(sent), (status, error) => {
-          answers.push({ at, status, ms: performance.now() - start - at, error });
+        const shot = target.next(sent);
+        send(agent, target, shot, (status, error) => {
+          const answer = { at, status, ms: performance.now() - start - at, error };
+          answers.push(answer);
+          target.onAnswer?.(shot, answer);
           if (sent === total && answers.length === total) finish();
         });
       }
       if (sent < total) setTimeout(tick, 1);
+      else if (answers.length === total) finish();
       else drainTimer = setTimeout(finish, DRAIN_MS);
     };
+    void duration.then((ms) => {
+      durationMs = ms;
+      total = Math.max(sent, Math.floor((rate * ms) / 1000));
+    });
     tick();
   });
 }
