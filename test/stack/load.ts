@@ -1,6 +1,4 @@
 import autocannon from 'autocannon';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Answer, openLoopDuring, percentile, type Shot } from '../support/open-loop';
 
 /**
  * nginx closes a client's keep-alive connection after `keepalive_requests` (1,000) requests; a
@@ -108,19 +106,18 @@ export function describeLoad(r: LoadResult): string {
   );
 }
 
-/** A mix of what the store's clients send, as an open loop's target, and the cancels it made. */
+/** A mix of what the store's clients send, and the cancels it made. */
 export interface StoreMix {
-  next: (i: number) => Shot;
-  onAnswer: (shot: Shot, answer: Answer) => void;
+  requests: autocannon.Request[];
   /** The orders the mix cancelled (answered 204), in the order they were answered. */
   cancelled: string[];
 }
 
 /**
- * Clients' mix, one of each in turn: the first page of a filtered list, the page after it
- * (`nextPage`, a path with its cursor), a cancel of the next order of `pending` (each cancelled
- * once, so each answer 204 is one change and one audit event), and a key check: the smallest page
- * with a second key (`otherKey`), mostly authentication and rate limiting.
+ * Clients' mix, one of each in turn on every connection: the first page of a filtered list, the
+ * page after it (`nextPage`, a path with its cursor), a cancel of the next order of `pending`
+ * (each cancelled once, so each answer 204 is one change and one audit event), and a key check:
+ * the smallest page with a second key (`otherKey`), mostly authentication and rate limiting.
  */
 export function storeMix(
   paths: { list: string; nextPage: string },
@@ -128,69 +125,32 @@ export function storeMix(
   otherKey: Record<string, string>,
 ): StoreMix {
   const cancelled: string[] = [];
-  const cancelPrefix = '/v2/store/orders/';
   let next = 0;
-  const shots: (() => Shot)[] = [
-    () => ({ method: 'GET', path: paths.list }),
-    () => ({ method: 'GET', path: paths.nextPage }),
-    () => {
-      if (next === pending.length) throw new Error(`the mix ran out of its ${next} orders`);
-      return { method: 'DELETE', path: `${cancelPrefix}${pending[next++]}` };
+  const requests: autocannon.Request[] = [
+    { method: 'GET', path: paths.list },
+    { method: 'GET', path: paths.nextPage },
+    {
+      method: 'DELETE',
+      setupRequest: (request, context: { orderId?: string }) => {
+        if (next === pending.length) throw new Error(`the mix ran out of its ${next} orders`);
+        context.orderId = pending[next++];
+        return { ...request, path: `/v2/store/orders/${context.orderId}` };
+      },
+      onResponse: (status, _body, context: { orderId?: string }) => {
+        if (status === 204 && context.orderId !== undefined) cancelled.push(context.orderId);
+      },
     },
-    () => ({ method: 'GET', path: '/v2/store/orders?limit=1', headers: otherKey }),
+    { method: 'GET', path: '/v2/store/orders?limit=1', headers: otherKey },
   ];
-  return {
-    next: (i) => shots[i % shots.length](),
-    onAnswer: (shot, answer) => {
-      if (shot.method === 'DELETE' && answer.status === 204) {
-        cancelled.push(shot.path.slice(cancelPrefix.length));
-      }
-    },
-    cancelled,
-  };
+  return { requests, cancelled };
 }
 
-/**
- * The store's mix through `url` at `rate` requests a second, evenly spaced (an open loop: each
- * request sent on its schedule whatever the answers, timed from it), while `during` runs: as
- * {@link loadDuring}, a second of load before it and `afterMs` after.
- */
-export async function mixDuring(
-  options: { url: string; headers: Record<string, string>; rate: number },
-  mix: StoreMix,
-  during: () => Promise<void>,
-  afterMs = 2_000,
-): Promise<LoadResult> {
-  const startedAt = Date.now();
-  const run = await openLoopDuring(
-    { url: options.url, headers: options.headers, next: mix.next, onAnswer: mix.onAnswer },
-    options.rate,
-    async () => {
-      await sleep(1_000);
-      await during();
-      await sleep(afterMs);
-    },
-  );
-  const statuses: Record<string, number> = {};
-  for (const { status } of run.answers) statuses[status] = (statuses[status] ?? 0) + 1;
-  const errors = run.answers.filter((a) => typeof a.status === 'string').length;
-  const non2xx = run.answers.filter((a) => typeof a.status === 'number' && a.status >= 300).length;
-  const ms = run.answers.map((a) => a.ms);
-  return {
-    requests: run.answers.length,
-    failed: errors + non2xx,
-    errors,
-    timeouts: run.answers.filter((a) => a.status === 'lost').length,
-    non2xx,
-    statuses,
-    p50: Math.round(percentile(ms, 50)),
-    p99: Math.round(percentile(ms, 99)),
-    max: Math.round(ms.length ? Math.max(...ms) : 0),
-    samples: run.answers.map((a) => [startedAt + a.at + a.ms, a.ms]),
-  };
+/** The nearest-rank percentile `p` (0–100) of `values`. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
-
-export { percentile };
 
 /**
  * The latencies of a load cut at `marks` (each the epoch ms a step began): per step, its answers,

@@ -31,8 +31,8 @@ import {
   describeLoad,
   latencyBySteps,
   loadDuring,
+  type LoadOptions,
   type LoadResult,
-  mixDuring,
   percentile,
   storeMix,
   type StoreMix,
@@ -669,7 +669,7 @@ describe('the next release rolled out under load, rolled back and forward, then 
    * of a single minute before it.
    */
   const STEADY_MS = 45_000;
-  let mixDuringOf: (mix: StoreMix, during: () => Promise<void>) => Promise<LoadResult>;
+  let mixOptions: (mix: StoreMix) => LoadOptions;
   let pending: string[][];
   let steady: LoadResult;
   let storeMixOf: (share: number) => StoreMix;
@@ -731,8 +731,12 @@ describe('the next release rolled out under load, rolled back and forward, then 
     const { nextCursor } = JSON.parse(first.body) as { nextCursor: string };
     const otherKey = await stack.issueKey('enterprise');
     const paths = { list, nextPage: `${list}&cursor=${encodeURIComponent(nextCursor)}` };
-    mixDuringOf = (mix, during) =>
-      mixDuring({ url: LB, headers: keys.load, rate: RATE }, mix, during);
+    mixOptions = (mix) => ({
+      url: LB,
+      headers: keys.load,
+      requests: mix.requests,
+      overallRate: RATE,
+    });
     // Orders no one else cancels, newest first: one share for each load below.
     const ids = await withClient(stack.migrateUrl, (c) =>
       c.query<{ id: string }>(
@@ -745,7 +749,7 @@ describe('the next release rolled out under load, rolled back and forward, then 
     const mix = storeMix(paths, pending[0], otherKey);
     const steadyFrom = new Date();
     // As long as most of the rollout takes, so that the machine's own ups and downs weigh alike.
-    steady = await mixDuringOf(mix, () => sleep(STEADY_MS));
+    steady = await loadDuring(mixOptions(mix), () => sleep(STEADY_MS));
     log(`steady mixed load at ${RATE}/s, before: ${describeLoad(steady)}`);
     // The baseline only: its failures are printed, the checks below count those of the releases.
     if (steady.failed > 0) {
@@ -771,7 +775,7 @@ describe('the next release rolled out under load, rolled back and forward, then 
     let rolledBack = { version: '', schema: '' };
     let rolledBackPriority = 0;
     const started = new Date();
-    const result = await mixDuringOf(mix, async () => {
+    const result = await loadDuring(mixOptions(mix), async () => {
       mark('expand migration');
       await step('expand migration', async () => {
         migrated = (await stack.migrate(NEXT)).split('\n').pop() ?? '';
@@ -788,7 +792,7 @@ describe('the next release rolled out under load, rolled back and forward, then 
     log(`rollout (${steps.join(', ')}) under the mix: ${describeLoad(result)}`);
     // The same steady load again, every instance on the next release.
     const after = storeMixOf(3);
-    const steadyAfter = await mixDuringOf(after, () => sleep(STEADY_MS));
+    const steadyAfter = await loadDuring(mixOptions(after), () => sleep(STEADY_MS));
     log(`steady mixed load at ${RATE}/s, after: ${describeLoad(steadyAfter)}`);
     const latencies = (r: LoadResult): number[] => r.samples.map(([, ms]) => Math.round(ms));
     const steadyP99 = percentile([...latencies(steady), ...latencies(steadyAfter)], 99);
@@ -833,7 +837,7 @@ describe('the next release rolled out under load, rolled back and forward, then 
     let migrated = '';
     const steps: string[] = [];
     const started = new Date();
-    const result = await mixDuringOf(mix, async () => {
+    const result = await loadDuring(mixOptions(mix), async () => {
       let t = Date.now();
       await backfill.initialize();
       try {
