@@ -102,8 +102,9 @@ export async function openLoopDuring(
   during: () => Promise<unknown>,
 ): Promise<LoadRun> {
   let stop: (durationMs: number) => void = () => undefined;
-  const ran = run(target, rate, new Promise<number>((resolve) => (stop = resolve)));
+  // Before the schedule's own start: no request is due past the duration measured from here.
   const start = performance.now();
+  const ran = run(target, rate, new Promise<number>((resolve) => (stop = resolve)));
   try {
     await during();
   } finally {
