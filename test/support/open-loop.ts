@@ -12,8 +12,6 @@ import { Agent, request } from 'node:http';
 export interface Shot {
   method: 'GET' | 'DELETE';
   path: string;
-  /** Sent over the target's own (another client's key). */
-  headers?: Record<string, string>;
 }
 
 /**
@@ -43,8 +41,6 @@ export interface Target {
   url: string;
   headers: Record<string, string>;
   next: (i: number) => Shot;
-  /** Told each answer with its request (what a mix changed, say). */
-  onAnswer?: (shot: Shot, answer: Answer) => void;
 }
 
 /** Far more connections than the server's limit: the client's pool never holds requests back. */
@@ -63,7 +59,7 @@ function send(
 ): void {
   const req = request(
     `${target.url}${shot.path}`,
-    { method: shot.method, headers: { ...target.headers, ...shot.headers }, agent },
+    { method: shot.method, headers: target.headers, agent },
     (res) => {
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
@@ -139,11 +135,8 @@ function run(target: Target, rate: number, duration: Promise<number>): Promise<L
       const due = Math.min(total, Math.floor((now * rate) / 1000) + 1);
       for (; sent < due; sent++) {
         const at = (sent * 1000) / rate;
-        const shot = target.next(sent);
-        send(agent, target, shot, (status, error) => {
-          const answer = { at, status, ms: performance.now() - start - at, error };
-          answers.push(answer);
-          target.onAnswer?.(shot, answer);
+        send(agent, target, target.next(sent), (status, error) => {
+          answers.push({ at, status, ms: performance.now() - start - at, error });
           if (sent === total && answers.length === total) finish();
         });
       }
