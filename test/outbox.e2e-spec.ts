@@ -269,9 +269,17 @@ describe('the outbox: upgrade in place', () => {
           (messages) => messages.length === 1,
           20_000,
         );
-        const { rows } = await t.db.query<{ status: string }>(
-          'SELECT status FROM webhook_deliveries WHERE event_id = $1',
-          [eventId],
+        // The attempt's outcome is recorded after the receiver answered, not before.
+        const rows = await eventually(
+          async () =>
+            (
+              await t.db.query<{ status: string }>(
+                'SELECT status FROM webhook_deliveries WHERE event_id = $1',
+                [eventId],
+              )
+            ).rows,
+          (found) => found.some(({ status }) => status !== 'pending'),
+          20_000,
         );
         expect(rows).toEqual([{ status: 'delivered' }]);
       } finally {
