@@ -3,20 +3,23 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Pool, type Notification } from 'pg';
+import { PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key';
+import { KeyCache } from '../src/auth/key-cache';
 import { KEY_CHANGES_APPLICATION_NAME, KEY_CHANGES_CHANNEL } from '../src/auth/key-changes.feed';
 import { ApiKeyChangesNotify1764000000000 } from '../src/auth/migrations/1764000000000-api-key-changes-notify';
+import { Clock } from '../src/common/clock';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { AppProcess } from './support/app-process';
 import { bearerFor } from './support/auth';
 import { api } from './support/client';
-import { driveClock } from './support/clock';
+import { driveClock, type DrivenClock } from './support/clock';
 import { buildOnce } from './support/build';
 import { eventually } from './support/eventually';
 import { httpRequest } from './support/http';
 import { testAppPerSuite } from './support/suite-app';
-import { createTestDatabase } from './support/test-app';
+import { createTestApp, createTestDatabase, listen, type TestApp } from './support/test-app';
 
 const ROOT = join(__dirname, '..');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -47,12 +50,12 @@ async function newKey(databaseUrl: string): Promise<{ key: string; hash: string 
   return { key, hash: hashApiKey(key) };
 }
 
-const statusOf = async ({ url }: Instance, key: string): Promise<number> =>
+const statusOf = async ({ url }: { url: string }, key: string): Promise<number> =>
   (await httpRequest(`${url}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } }))
     .status;
 
 /** Waits until `instance` refuses `key` (401), for at most `withinMs`. */
-const refusedWithin = (instance: Instance, key: string, withinMs: number): Promise<number> =>
+const refusedWithin = (instance: { url: string }, key: string, withinMs: number): Promise<number> =>
   eventually(
     () => statusOf(instance, key),
     (status) => status === 401,
@@ -80,33 +83,16 @@ const terminateFeeds = (db: Pool): Promise<unknown> =>
     [KEY_CHANGES_APPLICATION_NAME],
   );
 
-/** The log lines of `app` at `level` (pino's number) whose message matches `pattern`. */
-const logged = (app: AppProcess, level: number, pattern: RegExp) =>
-  app.json().filter((line) => line.level === level && pattern.test(String(line.msg)));
-
-describe('the key changes feed, two instances on one database', () => {
-  // Several cases wait out the 5 s bound.
-  jest.setTimeout(60_000);
-
+describe('the key changes feed, two built instances on one database', () => {
   let databaseUrl: string;
   let db: Pool;
   let a: Instance;
   let b: Instance;
-  /**
-   * The keys of the cases that cache a key and then change it unannounced, issued before the
-   * instances listen. A key's creation is announced too, and an announcement that lands while
-   * the key's first lookup is under way keeps that answer out of the cache (the key changed
-   * meanwhile): on a loaded machine, the key would then not be cached at all.
-   */
-  let cachedPastBound: { key: string; hash: string };
-  let cachedFeedLost: { key: string; hash: string };
 
   beforeAll(async () => {
     await buildOnce();
     databaseUrl = await createTestDatabase();
     db = new Pool({ connectionString: databaseUrl, max: 2 });
-    cachedPastBound = await newKey(databaseUrl);
-    cachedFeedLost = await newKey(databaseUrl);
     [a, b] = await Promise.all([startInstance(databaseUrl), startInstance(databaseUrl)]);
   }, 300_000);
   afterAll(async () => {
@@ -129,6 +115,79 @@ describe('the key changes feed, two instances on one database', () => {
     await refusedWithin(a, key, AT_ONCE_MS);
     await refusedWithin(b, key, AT_ONCE_MS);
   });
+});
+
+/** An instance in this process, on its own clock: the key cache's 5 s bound passes at `advance`. */
+interface DrivenInstance {
+  url: string;
+  t: TestApp;
+  cache: KeyCache;
+  clock: DrivenClock;
+}
+
+describe('the key changes feed, two instances on one database, on clocks the test moves', () => {
+  // What each instance's key cache is told by its feed, and what the instances log.
+  const listening = jest.spyOn(KeyCache.prototype, 'changesFeedListening');
+  const confirmed = jest.spyOn(KeyCache.prototype, 'changesFeedConfirmed');
+  const lost = jest.spyOn(KeyCache.prototype, 'changesFeedLost');
+  const warned = jest.spyOn(PinoLogger.prototype, 'warn');
+  const informed = jest.spyOn(PinoLogger.prototype, 'info');
+
+  /** The calls `spy` got on `cache`: the arguments of each. */
+  const callsOn = <A extends unknown[]>(spy: jest.SpyInstance<void, A>, cache: KeyCache): A[] =>
+    spy.mock.calls.filter((_, i) => spy.mock.contexts[i] === cache);
+
+  /** Resolves once `instance`'s feed has confirmed every change committed up to `at` (its clock). */
+  const confirmedUpTo = (instance: DrivenInstance, at: number): Promise<unknown> =>
+    eventually(
+      () => Promise.resolve(callsOn(confirmed, instance.cache)),
+      (calls) => calls.some(([sentAt]) => sentAt >= at),
+      AT_ONCE_MS,
+    );
+
+  /** The messages logged through `spy` (every instance of this process) that match `pattern`. */
+  const said = (spy: jest.SpyInstance, pattern: RegExp): string[] =>
+    spy.mock.calls.flatMap((args: unknown[]) =>
+      args.filter((arg): arg is string => typeof arg === 'string' && pattern.test(arg)),
+    );
+
+  let databaseUrl: string;
+  let db: Pool;
+  let a: DrivenInstance;
+  let b: DrivenInstance;
+  /**
+   * The keys of the cases that cache a key and then change it unannounced, issued before the
+   * instances listen. A key's creation is announced too, and an announcement that lands while
+   * the key's first lookup is under way keeps that answer out of the cache (the key changed
+   * meanwhile): on a loaded machine, the key would then not be cached at all.
+   */
+  let cachedPastBound: { key: string; hash: string };
+  let cachedFeedLost: { key: string; hash: string };
+
+  async function start(): Promise<DrivenInstance> {
+    const t = await createTestApp({ databaseUrl });
+    const url = await listen(t);
+    const cache = t.app.get(KeyCache);
+    await eventually(
+      () => Promise.resolve(callsOn(listening, cache).length),
+      (n) => n > 0,
+      10_000,
+    );
+    return { t, url, cache, clock: driveClock(t.app) };
+  }
+
+  beforeAll(async () => {
+    databaseUrl = await createTestDatabase();
+    db = new Pool({ connectionString: databaseUrl, max: 2 });
+    cachedPastBound = await newKey(databaseUrl);
+    cachedFeedLost = await newKey(databaseUrl);
+    [a, b] = await Promise.all([start(), start()]);
+  });
+  afterAll(async () => {
+    await Promise.all([a.t.close(), b.t.close()]);
+    await db.end();
+    jest.restoreAllMocks();
+  });
 
   it('keeps a key cached past 5 s while the feed is up: a change it is not told of goes unseen, the next is seen at once', async () => {
     const { key, hash } = cachedPastBound;
@@ -138,7 +197,11 @@ describe('the key changes feed, two instances on one database', () => {
     await changeUnannounced(db, 'UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [
       hash,
     ]);
-    await sleep(6_000);
+    // Six seconds on: each feed's next heartbeat confirms that it still hears every change.
+    for (const instance of [a, b]) {
+      instance.clock.advance(6_000);
+      await confirmedUpTo(instance, instance.t.app.get(Clock).monotonic());
+    }
     // Past the 5 s bound, still admitted: neither instance asked the database again.
     expect(await statusOf(a, key)).toBe(200);
     expect(await statusOf(b, key)).toBe(200);
@@ -154,25 +217,34 @@ describe('the key changes feed, two instances on one database', () => {
 
   it('falls back to the 5 s bound when the feed is lost, logs it, and is told of changes again once back', async () => {
     const { key, hash } = cachedFeedLost;
-    const cachedAt = Date.now();
     expect(await statusOf(a, key)).toBe(200);
+    const backBefore = said(informed, /^key changes feed is back/).length;
 
     await terminateFeeds(db);
+    await eventually(
+      () => Promise.resolve(callsOn(lost, a.cache).length),
+      (n) => n > 0,
+      AT_ONCE_MS,
+    );
     await changeUnannounced(db, 'UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [
       hash,
     ]);
-    // Not told of it, yet refused within the 5 s bound (with room for a loaded machine), and not
-    // before: the instance asked the database once its entry was 5 s old.
-    await refusedWithin(a, key, 8_000);
-    expect(Date.now() - cachedAt).toBeGreaterThan(4_500);
+    // Not told of it: admitted until its entry is 5 s old, then asked the database, and refused.
+    a.clock.advance(4_900);
+    expect(await statusOf(a, key)).toBe(200);
+    a.clock.advance(100);
+    expect(await statusOf(a, key)).toBe(401);
 
-    const [lost] = logged(a.app, 40, /key changes feed lost/);
-    expect(lost.msg).toBe(
+    expect(said(warned, /^key changes feed lost/)).toContain(
       'key changes feed lost: cached keys are trusted for 5 s only until it returns',
     );
-    await a.app.waitFor(/key changes feed is back/);
-    await b.app.waitFor(/key changes feed is back/);
-    expect(logged(a.app, 30, /key changes feed is back/)).toHaveLength(1);
+    // Both back, each saying so once.
+    await eventually(
+      () => Promise.resolve(said(informed, /^key changes feed is back/).length),
+      (n) => n >= backBefore + 2,
+      10_000,
+    );
+    expect(said(informed, /^key changes feed is back/)).toHaveLength(backBefore + 2);
 
     // Back: a key cached from now on is dropped as soon as it changes.
     const other = await newKey(databaseUrl);

@@ -35,7 +35,7 @@ const logger = { warn: jest.fn() } as unknown as PinoLogger;
 /** The authenticator, with its key cache and last-use recorder, over this store. */
 function authenticatorOn(store: object) {
   const keyStore = store as ApiKeysRepository;
-  const keys = new KeyCache(keyStore, logger, authSettings.read({}));
+  const keys = new KeyCache(keyStore, logger, authSettings.read({}), new Clock());
   const authenticator = new ApiKeyAuthenticator(
     keys,
     new LastUseRecorder(keyStore, new Clock(), logger),

@@ -4,7 +4,7 @@
  */
 export const KEY_CACHE_MAX_AGE_MS = 10 * 60_000;
 
-/** What this instance knows of the key changes feed (`KeyChangesFeed`). Times: `performance.now()`. */
+/** What this instance knows of the key changes feed (`KeyChangesFeed`). Times: `Clock.monotonic()`. */
 export interface ChangesFeedState {
   /** Changes at every connect and every loss: notifications may have been missed between two. */
   epoch: number;

@@ -1,4 +1,5 @@
 import type { PinoLogger } from 'nestjs-pino';
+import { Clock } from '../common/clock';
 import type { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { KeyCache } from './key-cache';
 import { authSettings } from './auth.settings';
@@ -42,7 +43,7 @@ function setUp() {
     keyHashes: (): Promise<string[]> => Promise.resolve([...rows.keys()]),
   } as unknown as ApiKeysRepository;
   const logger = { warn: jest.fn() } as unknown as PinoLogger;
-  const cache = new KeyCache(store, logger, { KEY_CACHE_TTL_MS });
+  const cache = new KeyCache(store, logger, { KEY_CACHE_TTL_MS }, new Clock());
   return {
     cache,
     rows,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
+import { Clock } from '../common/clock';
 import { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { type AuthSettings, authSettings } from './auth.settings';
 import { CachedLookup, ChangesFeedState, isTrusted } from './key-cache-trust';
@@ -73,6 +74,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
     private readonly store: ApiKeysRepository,
     @InjectPinoLogger(KeyCache.name) logger: PinoLogger,
     @Inject(authSettings.KEY) { KEY_CACHE_TTL_MS }: AuthSettings,
+    private readonly clock: Clock,
   ) {
     this.ttlMs = KEY_CACHE_TTL_MS;
     this.unknown = new LRUCache<string, true>({
@@ -89,6 +91,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
       (err: unknown) => {
         logger.warn({ err }, 'could not load the hashes of the keys: tried again when needed');
       },
+      () => clock.monotonic(),
     );
   }
 
@@ -105,7 +108,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
   cached(keyHash: string): ActiveKey | undefined {
     const cached = this.cache.get(keyHash);
     if (cached === undefined) return undefined;
-    if (isTrusted(cached, this.feed, performance.now(), this.ttlMs)) return cached.key;
+    if (isTrusted(cached, this.feed, this.clock.monotonic(), this.ttlMs)) return cached.key;
     this.cache.delete(keyHash);
     return undefined;
   }
@@ -134,7 +137,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /**
    * Whether the set of the keys' hashes lists this hash once it is current as of `now`
-   * (`performance.now()`), bringing the set up to date first when it must (see
+   * (`Clock.monotonic()`), bringing the set up to date first when it must (see
    * `KnownKeyHashes.contains`).
    */
   listsHashAsOf(keyHash: string, now: number): Promise<boolean> {
@@ -178,7 +181,7 @@ export class KeyCache implements OnApplicationBootstrap, OnApplicationShutdown {
     // Taken before the database is asked: a change that commits later is either in the answer or
     // announced after this (while the lookup is under way, or once its answer is cached).
     const pending: PendingLookup = {
-      lookedUpAt: performance.now(),
+      lookedUpAt: this.clock.monotonic(),
       epoch: this.feed.epoch,
       changed: false,
     };

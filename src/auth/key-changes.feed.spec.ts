@@ -1,5 +1,6 @@
 import type { PinoLogger } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { NotificationListenerOptions } from '../database/notification-listener';
 import type { ActiveKey, ApiKeysRepository } from './api-keys.repository';
 import { KeyCache } from './key-cache';
@@ -39,12 +40,13 @@ function setUp() {
     keyHashes: () => Promise.resolve([KEY_HASH]),
   } as unknown as ApiKeysRepository;
   const logger = { info: jest.fn(), warn: jest.fn(), debug: jest.fn() };
-  const cache = new KeyCache(store, logger as unknown as PinoLogger, settings);
+  const cache = new KeyCache(store, logger as unknown as PinoLogger, settings, new Clock());
   const feed = new KeyChangesFeed(
     { options: {} } as DataSource,
     cache,
     logger as unknown as PinoLogger,
     settings,
+    new Clock(),
   );
   const { options, stop } = mockListeners[0];
   return { cache, feed, options, stop, logger, lookups: () => lookups };

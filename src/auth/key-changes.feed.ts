@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectDataSource } from '@nestjs/typeorm';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { APPLICATION_NAME } from '../database/data-source-options';
 import { listenerClientConfig, NotificationListener } from '../database/notification-listener';
@@ -42,6 +43,7 @@ export class KeyChangesFeed implements OnApplicationBootstrap, OnApplicationShut
     private readonly keys: KeyCache,
     @InjectPinoLogger(KeyChangesFeed.name) private readonly logger: PinoLogger,
     @Inject(authSettings.KEY) { KEY_CACHE_TTL_MS }: AuthSettings,
+    clock: Clock,
   ) {
     this.listener = new NotificationListener({
       client: listenerClientConfig(
@@ -52,6 +54,7 @@ export class KeyChangesFeed implements OnApplicationBootstrap, OnApplicationShut
       heartbeatIntervalMs: KEY_CACHE_TTL_MS / HEARTBEATS_PER_TTL,
       heartbeatTimeoutMs: KEY_CACHE_TTL_MS,
       retryDelayMs: { first: 250, max: 10_000 },
+      now: () => clock.monotonic(),
       onNotification: (keyHash) => {
         keys.keyChanged(keyHash);
       },

@@ -46,6 +46,7 @@ function setUp() {
     feed,
     RELOAD_INTERVAL_MS,
     failed,
+    () => performance.now(),
   );
   const settleLoads = async (): Promise<void> => {
     for (const load of loads.splice(0)) load.resolve();

@@ -10,7 +10,7 @@ const KEY_HASH = /^[0-9a-f]{64}$/;
  */
 export const REFRESH_INTERVAL_MS = KEY_CACHE_MAX_AGE_MS;
 
-/** A load of every hash: when it started (`performance.now()`), and the feed then. */
+/** A load of every hash: when it started (`Clock.monotonic()`), and the feed then. */
 interface Load {
   startedAt: number;
   epoch: number;
@@ -65,6 +65,8 @@ export class KnownKeyHashes {
     private readonly feed: ChangesFeedState,
     private readonly reloadIntervalMs: number,
     private readonly onLoadFailed: (error: unknown) => void,
+    /** The key cache's clock (`Clock.monotonic()`). */
+    private readonly now: () => number,
   ) {}
 
   get size(): number {
@@ -132,7 +134,7 @@ export class KnownKeyHashes {
       return this.loading;
     }
     const load: Load = {
-      startedAt: performance.now(),
+      startedAt: this.now(),
       epoch: this.feed.epoch,
       listening: this.feed.listening,
     };
@@ -180,7 +182,7 @@ export class KnownKeyHashes {
     this.refreshTimer.unref();
   }
 
-  /** Every key committed before this instant (`performance.now()`) is in the set. */
+  /** Every key committed before this instant (`Clock.monotonic()`) is in the set. */
   private currentAsOf(): number {
     const { loaded, feed } = this;
     if (!loaded) return -Infinity;
@@ -213,7 +215,7 @@ export class KnownKeyHashes {
    */
   private catchUp(): void {
     if (this.loading || this.reloadTimer || this.feedKeepsCurrent()) return;
-    const wait = this.lastLoadStartedAt + this.reloadIntervalMs - performance.now();
+    const wait = this.lastLoadStartedAt + this.reloadIntervalMs - this.now();
     if (wait <= 0) {
       void this.load();
       return;

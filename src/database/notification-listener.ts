@@ -16,17 +16,19 @@ export interface NotificationListenerOptions {
   heartbeatTimeoutMs: number;
   /** Waits between attempts to connect: doubling from the first to the last, with jitter. */
   retryDelayMs: { first: number; max: number };
+  /** The instants `onListening` and `onConfirmed` report, in ms: the owner's clock, that never jumps. */
+  now(): number;
   /** A notification on the channel, in the order PostgreSQL sent it. */
   onNotification(payload: string): void;
   /**
-   * Listening (again), and its first heartbeat came back. `since` (`performance.now()`): every
+   * Listening (again), and its first heartbeat came back. `since` (`now()`): every
    * notification of a transaction that commits from then on will be received; those sent before
    * were not.
    */
   onListening(since: number): void;
   /**
    * A heartbeat came back: every notification of a transaction committed before `sentAt`
-   * (`performance.now()` when it was sent) has been received.
+   * (`now()` when it was sent) has been received.
    */
   onConfirmed(sentAt: number): void;
   /** The connection that was listening is gone: called once per loss, then it reconnects. */
@@ -117,7 +119,7 @@ export class NotificationListener {
     });
     try {
       await client.connect();
-      this.listenSentAt = performance.now();
+      this.listenSentAt = this.options.now();
       await client.query(
         `LISTEN ${escapeIdentifier(this.options.channel)}; LISTEN ${escapeIdentifier(this.heartbeatChannel)}`,
       );
@@ -144,7 +146,7 @@ export class NotificationListener {
       );
     }, this.options.heartbeatTimeoutMs);
     timeout.unref();
-    this.heartbeat = { payload, sentAt: performance.now(), timeout };
+    this.heartbeat = { payload, sentAt: this.options.now(), timeout };
     client
       .query('SELECT pg_notify($1, $2)', [this.heartbeatChannel, payload])
       .catch((error: unknown) => {

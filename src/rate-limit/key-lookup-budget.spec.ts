@@ -43,13 +43,13 @@ async function budgetOver(valid: string[] = [], hashesLoaded = valid) {
     keyHashes: jest.fn(() => Promise.resolve(hashesLoaded.map(hashApiKey))),
   };
   const keyStore = store as unknown as ApiKeysRepository;
-  const keys = new KeyCache(keyStore, logger, authSettings.read({}));
+  const keys = new KeyCache(keyStore, logger, authSettings.read({}), new Clock());
   const authenticator = new ApiKeyAuthenticator(
     keys,
     new LastUseRecorder(keyStore, new Clock(), logger),
   );
   const storage = new MemoryRateLimitStorage();
-  const budget = new KeyLookupBudget(storage, authenticator, keys);
+  const budget = new KeyLookupBudget(storage, authenticator, keys, new Clock());
   const answer = (): void => {
     keys.changesFeedConfirmed(performance.now());
     held.splice(0).forEach((release) => release());

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator';
 import { KeyCache } from '../auth/key-cache';
 import '../auth/request-auth';
+import { Clock } from '../common/clock';
 import { clientAddressOf } from './client-address';
 import { FixedWindowCounter } from './fixed-window-counter';
 import { BanPolicy, RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit.storage';
@@ -36,6 +37,7 @@ export class KeyLookupBudget {
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly keys: KeyCache,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -77,7 +79,7 @@ export class KeyLookupBudget {
   private async decidePastBudget(req: Request, keyHash: string): Promise<void> {
     let listed: boolean;
     try {
-      listed = await this.keys.listsHashAsOf(keyHash, performance.now());
+      listed = await this.keys.listsHashAsOf(keyHash, this.clock.monotonic());
     } catch (error) {
       req.authFailure = 'unavailable';
       throw error;

@@ -7,8 +7,9 @@ export interface DrivenClock {
 }
 
 /**
- * Takes over the app's `Clock` (its rate-limit windows and bans, its writes of keys' last use), so
- * that a test moves past a minute window instead of waiting it out; everything else (timers, the
+ * Takes over the app's `Clock`, both its readings (the wall clock of its rate-limit windows and
+ * bans and of its writes of keys' last use; the monotonic one of its key cache's bounds), so that
+ * a test moves past a window or a bound instead of waiting it out; everything else (timers, the
  * database) keeps real time. The clock stands still where it is, moved only by `advance`; with
  * `running`, it keeps running with real time, `advance` putting it ahead (for a client that waits
  * in real time for what the app's clock decides).
@@ -19,8 +20,12 @@ export function driveClock(
 ): DrivenClock {
   const clock = app.get(Clock);
   const takenAt = clock.now();
+  const takenAtMonotonic = clock.monotonic();
   let aheadMs = 0;
   jest.spyOn(clock, 'now').mockImplementation(() => (running ? Date.now() : takenAt) + aheadMs);
+  jest
+    .spyOn(clock, 'monotonic')
+    .mockImplementation(() => (running ? performance.now() : takenAtMonotonic) + aheadMs);
   return {
     advance(ms) {
       aheadMs += ms;
