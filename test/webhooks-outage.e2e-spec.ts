@@ -16,6 +16,7 @@ describe('webhooks and a PostgreSQL outage', () => {
   it('loses nothing when the database is down for 30 s, and says so once at warn', async () => {
     const warned = jest.spyOn(PinoLogger.prototype, 'warn');
     const errored = jest.spyOn(PinoLogger.prototype, 'error');
+    const informed = jest.spyOn(PinoLogger.prototype, 'info');
     const said = (spy: jest.SpyInstance, pattern: RegExp) =>
       (spy.mock.calls as unknown[][]).filter((args) =>
         args.some((a) => typeof a === 'string' && pattern.test(a)),
@@ -91,6 +92,8 @@ describe('webhooks and a PostgreSQL outage', () => {
         // pg-boss failed every poll for 30 s: the log says it once, at warn, not at error.
         expect(said(warned, /^webhook queue cannot reach the database/)).toHaveLength(1);
         expect(said(errored, /webhook queue/)).toHaveLength(0);
+        // And once that it is back, when the attempts' own queries are answered again.
+        expect(said(informed, /^webhook queue reaches the database again/)).toHaveLength(1);
       } finally {
         await admin.close();
         await t.close();

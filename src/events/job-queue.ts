@@ -42,12 +42,24 @@ export class JobQueue {
   private boss: PgBoss | undefined;
   /** Whether the queue's last word was an error, until something shows the database is back. */
   private failing = false;
+  /** The outages the queue has reported so far (see `mark`). */
+  private outages = 0;
 
   constructor(private readonly options: JobQueueOptions) {}
 
-  /** The database answered a user of the queue again after the queue's errors: said once. */
-  answered(): void {
-    if (!this.failing) return;
+  /** To hand to `answered` once a query started now has been answered. */
+  mark(): number {
+    return this.outages;
+  }
+
+  /**
+   * A query of a user of the queue, started at `mark`, was answered: if the queue reported an
+   * outage before that query started, and none since, the database is back (said once). A query
+   * that started before the outage proves nothing: its answer may have been on its way as the
+   * outage began.
+   */
+  answered(mark: number): void {
+    if (!this.failing || mark !== this.outages) return;
     this.failing = false;
     this.options.logger.info('webhook queue reaches the database again');
   }
@@ -82,6 +94,7 @@ export class JobQueue {
     boss.on('error', (error: unknown) => {
       if (this.failing) return;
       this.failing = true;
+      this.outages++;
       this.options.logger.warn(
         { err: error },
         'webhook queue cannot reach the database: deliveries and consumers wait until it answers again',

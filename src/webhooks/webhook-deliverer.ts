@@ -175,10 +175,11 @@ export class WebhookDeliverer {
     // Both gauges from one query per scrape. With the database unreachable, the last values read:
     // a scrape must still answer, for the readiness and outage metrics above all.
     const read = () => {
+      const mark = parts.queue.mark();
       pending ??= parts.deliveries
         .pendingSummary()
         .then((summary) => {
-          parts.queue.answered();
+          parts.queue.answered(mark);
           return (last = summary);
         })
         .catch(() => last)
@@ -228,8 +229,11 @@ export class WebhookDeliverer {
         burstWhenBatchFull: true,
       },
       async (jobs) => {
-        this.parts.queue.answered();
+        // The jobs' fetch may have been answered just before an outage that is already reported:
+        // the attempts' own queries (claims, outcomes) tell whether the database answers now.
+        const mark = this.parts.queue.mark();
         await this.attempt(jobs.map((job) => job.data.deliveryId));
+        this.parts.queue.answered(mark);
       },
     );
   }
