@@ -2,8 +2,8 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectDataSource } from '@nestjs/typeorm';
 import { InjectPinoLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
-import { Clock } from '../common/clock';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
+import { Clock } from '../common/clock';
 import { APPLICATION_NAME } from '../database/data-source-options';
 import { listenerClientConfig, NotificationListener } from '../database/notification-listener';
 import { type AuthSettings, authSettings } from './auth.settings';
