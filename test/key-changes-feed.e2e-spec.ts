@@ -18,6 +18,7 @@ import { driveClock, type DrivenClock } from './support/clock';
 import { buildOnce } from './support/build';
 import { eventually } from './support/eventually';
 import { httpRequest } from './support/http';
+import { said } from './support/said';
 import { testAppPerSuite } from './support/suite-app';
 import { createTestApp, createTestDatabase, listen, type TestApp } from './support/test-app';
 
@@ -143,12 +144,6 @@ describe('the key changes feed, two instances on one database, on clocks the tes
       () => Promise.resolve(callsOn(confirmed, instance.cache)),
       (calls) => calls.some(([sentAt]) => sentAt >= at),
       AT_ONCE_MS,
-    );
-
-  /** The messages logged through `spy` (every instance of this process) that match `pattern`. */
-  const said = (spy: jest.SpyInstance, pattern: RegExp): string[] =>
-    spy.mock.calls.flatMap((args: unknown[]) =>
-      args.filter((arg): arg is string => typeof arg === 'string' && pattern.test(arg)),
     );
 
   let databaseUrl: string;

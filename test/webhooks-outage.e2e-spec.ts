@@ -8,6 +8,7 @@ import request from 'supertest';
 import { createAdminApp } from '../src/admin/admin-app';
 import { ENV, pgCtl } from './setup/clusters';
 import { eventually } from './support/eventually';
+import { said } from './support/said';
 import { insertOrders } from './support/orders';
 import { createTestApp } from './support/test-app';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -17,10 +18,6 @@ describe('webhooks and a PostgreSQL outage', () => {
     const warned = jest.spyOn(PinoLogger.prototype, 'warn');
     const errored = jest.spyOn(PinoLogger.prototype, 'error');
     const informed = jest.spyOn(PinoLogger.prototype, 'info');
-    const said = (spy: jest.SpyInstance, pattern: RegExp) =>
-      (spy.mock.calls as unknown[][]).filter((args) =>
-        args.some((a) => typeof a === 'string' && pattern.test(a)),
-      );
     const databaseUrl = process.env[ENV.webhooksOutageUrl] ?? '';
     const dataDir = process.env[ENV.webhooksOutageDataDir] ?? '';
     const port = new URL(databaseUrl).port;
