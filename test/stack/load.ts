@@ -53,15 +53,15 @@ function summarize(r: autocannon.Result, samples: [number, number][]): LoadResul
   };
 }
 
-/**
- * A bounded load through `url` while `during` runs: it starts, `during` runs after a second of
- * steady load, then the load goes on for `afterMs` more and stops. Nothing runs past that.
- */
-export async function loadDuring(
-  options: LoadOptions,
-  during: () => Promise<void>,
-  afterMs = 2_000,
-): Promise<LoadResult> {
+/** The load, started: autocannon's instance, its result to come and each answer's sample. */
+interface RunningLoad {
+  instance: autocannon.Instance;
+  done: Promise<autocannon.Result>;
+  samples: [number, number][];
+}
+
+/** Starts a load through `url` that autocannon stops after `durationSec`, if nothing stops it first. */
+function startLoad(options: LoadOptions, durationSec: number): RunningLoad {
   let finish: (result: autocannon.Result) => void = () => undefined;
   let fail: (error: Error) => void = () => undefined;
   const done = new Promise<autocannon.Result>((resolve, reject) => {
@@ -82,12 +82,26 @@ export async function loadDuring(
       // answer of n ms is counted about n times and a few slow ones make the p99. Each answer is
       // counted once, as the samples below are.
       ignoreCoordinatedOmission: options.overallRate !== undefined,
-      duration: 3_600,
+      duration: durationSec,
     },
     (error: Error | null, result: autocannon.Result) => (error ? fail(error) : finish(result)),
   );
   const samples: [number, number][] = [];
   instance.on('response', (_client, _status, _bytes, ms: number) => samples.push([Date.now(), ms]));
+  return { instance, done, samples };
+}
+
+/**
+ * A bounded load through `url` while `during` runs: it starts, `during` runs after a second of
+ * steady load, then the load goes on for `afterMs` more and stops. Nothing runs past that.
+ */
+export async function loadDuring(
+  options: LoadOptions,
+  during: () => Promise<void>,
+  afterMs = 2_000,
+): Promise<LoadResult> {
+  // An hour at most: `during` ends it long before.
+  const { instance, done, samples } = startLoad(options, 3_600);
   try {
     await new Promise((r) => setTimeout(r, 1_000));
     await during();
@@ -95,6 +109,12 @@ export async function loadDuring(
   } finally {
     instance.stop();
   }
+  return summarize(await done, samples);
+}
+
+/** A load through `url` for `durationMs`, nothing else happening: a steady load to measure. */
+export async function loadFor(options: LoadOptions, durationMs: number): Promise<LoadResult> {
+  const { done, samples } = startLoad(options, durationMs / 1_000);
   return summarize(await done, samples);
 }
 

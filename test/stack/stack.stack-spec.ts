@@ -31,6 +31,7 @@ import {
   describeLoad,
   latencyBySteps,
   loadDuring,
+  loadFor,
   type LoadOptions,
   type LoadResult,
   percentile,
@@ -749,7 +750,7 @@ describe('the next release rolled out under load, rolled back and forward, then 
     const mix = storeMix(paths, pending[0], otherKey);
     const steadyFrom = new Date();
     // As long as most of the rollout takes, so that the machine's own ups and downs weigh alike.
-    steady = await loadDuring(mixOptions(mix), () => sleep(STEADY_MS));
+    steady = await loadFor(mixOptions(mix), STEADY_MS);
     log(`steady mixed load at ${RATE}/s, before: ${describeLoad(steady)}`);
     // The baseline only: its failures are printed, the checks below count those of the releases.
     if (steady.failed > 0) {
@@ -792,7 +793,7 @@ describe('the next release rolled out under load, rolled back and forward, then 
     log(`rollout (${steps.join(', ')}) under the mix: ${describeLoad(result)}`);
     // The same steady load again, every instance on the next release.
     const after = storeMixOf(3);
-    const steadyAfter = await loadDuring(mixOptions(after), () => sleep(STEADY_MS));
+    const steadyAfter = await loadFor(mixOptions(after), STEADY_MS);
     log(`steady mixed load at ${RATE}/s, after: ${describeLoad(steadyAfter)}`);
     const latencies = (r: LoadResult): number[] => r.samples.map(([, ms]) => Math.round(ms));
     const steadyP99 = percentile([...latencies(steady), ...latencies(steadyAfter)], 99);
