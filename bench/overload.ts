@@ -104,8 +104,7 @@ function windowsOf(run: LoadRun): Answer[][] {
   return windows.filter((answers) => answers.length > 0);
 }
 
-const servedShare = (answers: Answer[]): number =>
-  answers.filter(served).length / answers.length;
+const servedShare = (answers: Answer[]): number => answers.filter(served).length / answers.length;
 
 /** What the unloaded phase itself achieved, window by window: the bar of "back to unloaded". */
 export interface UnloadedBar {

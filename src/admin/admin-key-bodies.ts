@@ -14,7 +14,6 @@ import {
 import { MAX_GRACE_SECONDS } from '../admin-routes/admin-bodies';
 import { type Plan, PLANS } from '../plans/plans';
 
-
 /**
  * A limit of the key's own (`perMinute`, `perDay`): its type here; that it is given for an
  * enterprise key only, and there both, is the keys service's rule (`planLimitsProblem`).

@@ -21,15 +21,12 @@ describe('the orders settings', () => {
       PAGE_DATABASE_BUDGET_MS: 1000,
     });
     const secret = 'x'.repeat(32);
-    expect(orderSettings.read({ CURSOR_SECRET: secret }).CURSOR_SECRET).toBe(
-      secret,
-    );
+    expect(orderSettings.read({ CURSOR_SECRET: secret }).CURSOR_SECRET).toBe(secret);
     expect(problemsOf({ CURSOR_SECRET: 'x'.repeat(31) })).toEqual(naming('CURSOR_SECRET'));
     expect(problemsOf({ CURSOR_SECRET: `${'x'.repeat(32)} y` })).toEqual(naming('CURSOR_SECRET'));
-    expect(
-      orderSettings.read({ PAGE_DATABASE_BUDGET_MS: '250' })
-        .PAGE_DATABASE_BUDGET_MS,
-    ).toBe(250);
+    expect(orderSettings.read({ PAGE_DATABASE_BUDGET_MS: '250' }).PAGE_DATABASE_BUDGET_MS).toBe(
+      250,
+    );
     expect(problemsOf({ PAGE_DATABASE_BUDGET_MS: '10' })).toEqual(
       naming('PAGE_DATABASE_BUDGET_MS'),
     );

@@ -73,11 +73,7 @@ export async function startAdminApp(t: TestApp): Promise<AdminTestApp> {
     scopes: ['keys:admin'],
   });
   const check = await adminContract(http);
-  const call = (
-    method: AdminMethod,
-    path: string,
-    key: string | null = issued.key,
-  ) => {
+  const call = (method: AdminMethod, path: string, key: string | null = issued.key) => {
     const req = request(http)[method](path);
     if (key !== null) void req.set('Authorization', `Bearer ${key}`);
     return req;
