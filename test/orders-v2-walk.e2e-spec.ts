@@ -5,9 +5,8 @@ const INITIAL_ORDERS = 1500;
 const LIMIT = 37;
 /**
  * Orders whose status the store's activity changes in one walk, at most: its writes race the
- * walk, and on a busy machine they once changed more than 450 of the 750 pending orders before a
- * filtered walk ended, leaving it fewer than the 300 it must check. Orders are still placed after
- * that, between pages and beside them.
+ * walk, and on a busy machine they could take so many of the 750 pending orders that a filtered
+ * walk is left fewer than the 300 it must check. Orders are still placed after that.
  */
 const MAX_STATUS_CHANGES = 400;
 
